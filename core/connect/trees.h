@@ -1,0 +1,28 @@
+// Binary trees over the nodes of a communicator (NCCL's btree and double binary tree).
+// Pure index arithmetic: every function is total for n >= 1 and 0 <= index < n.
+#pragma once
+
+namespace weft::connect {
+
+// One position in a tree: parent and up to two children (-1 when absent). `childType` says
+// whether this index is its parent's first (0) or second (1) child; -1 for the root.
+struct TreeLinks {
+  int up = -1;
+  int down0 = -1;
+  int down1 = -1;
+  int childType = -1;
+};
+
+// The binary tree NCCL builds over n nodes, rooted at 0: a node's parent clears its lowest set
+// bit and sets the next one (or just clears it when that lands past n).
+TreeLinks btree(int n, int index);
+
+// Two complementary trees: the btree, and the btree mirrored (n even) or shifted by one (n odd),
+// so that each node is an inner node of at most one tree.
+struct DoubleTree {
+  TreeLinks tree0;
+  TreeLinks tree1;
+};
+DoubleTree dtree(int n, int index);
+
+}  // namespace weft::connect

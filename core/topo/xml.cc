@@ -1,0 +1,314 @@
+#include "core/topo/xml.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <pugixml.hpp>
+
+namespace weft::topo {
+
+// ---------------------------------------------------------------------------
+// XmlNode
+// ---------------------------------------------------------------------------
+
+const std::string* XmlNode::find(std::string_view key) const {
+  for (const auto& [k, v] : attrs_)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+std::string XmlNode::get(std::string_view key, std::string_view fallback) const {
+  const std::string* v = find(key);
+  return v ? *v : std::string(fallback);
+}
+
+void XmlNode::set(std::string_view key, std::string value) {
+  for (auto& [k, v] : attrs_) {
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  attrs_.emplace_back(std::string(key), std::move(value));
+}
+
+void XmlNode::init(std::string_view key, std::string value) {
+  if (!has(key)) attrs_.emplace_back(std::string(key), std::move(value));
+}
+
+bool XmlNode::erase(std::string_view key) {
+  auto it = std::find_if(attrs_.begin(), attrs_.end(), [&](const Attr& a) { return a.first == key; });
+  if (it == attrs_.end()) return false;
+  attrs_.erase(it);
+  return true;
+}
+
+XmlNode& XmlNode::addChild(std::string name, int line) {
+  return adopt(std::make_unique<XmlNode>(std::move(name), line));
+}
+
+XmlNode& XmlNode::adopt(std::unique_ptr<XmlNode> child) {
+  child->parent_ = this;
+  children_.push_back(std::move(child));
+  return *children_.back();
+}
+
+std::unique_ptr<XmlNode> XmlNode::detach(const XmlNode* child) {
+  auto it = std::find_if(children_.begin(), children_.end(),
+                         [&](const std::unique_ptr<XmlNode>& c) { return c.get() == child; });
+  if (it == children_.end()) return nullptr;
+  std::unique_ptr<XmlNode> out = std::move(*it);
+  children_.erase(it);
+  out->parent_ = nullptr;
+  return out;
+}
+
+XmlNode* XmlNode::child(std::string_view name) const {
+  for (const auto& c : children_)
+    if (c->name_ == name) return c.get();
+  return nullptr;
+}
+
+XmlNode* XmlNode::childWith(std::string_view name, std::string_view key, std::string_view value) const {
+  for (const auto& c : children_) {
+    if (c->name_ != name) continue;
+    const std::string* v = c->find(key);
+    if (v && *v == value) return c.get();
+  }
+  return nullptr;
+}
+
+std::unique_ptr<XmlNode> XmlNode::clone() const {
+  auto copy = std::make_unique<XmlNode>(name_, line_);
+  copy->attrs_ = attrs_;
+  for (const auto& c : children_) copy->adopt(c->clone());
+  return copy;
+}
+
+bool XmlNode::operator==(const XmlNode& other) const {
+  if (name_ != other.name_ || attrs_ != other.attrs_ || children_.size() != other.children_.size())
+    return false;
+  for (size_t i = 0; i < children_.size(); ++i)
+    if (!(*children_[i] == *other.children_[i])) return false;
+  return true;
+}
+
+std::string XmlNode::describe() const {
+  std::string s = "<" + name_;
+  // The first attribute usually identifies the element (busid, numaid, name, dev, target).
+  if (!attrs_.empty()) s += " " + attrs_[0].first + "=\"" + attrs_[0].second + "\"";
+  s += ">";
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Parsing
+// ---------------------------------------------------------------------------
+
+namespace {
+
+class LineIndex {
+ public:
+  explicit LineIndex(std::string_view text) {
+    starts_.push_back(0);
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n') starts_.push_back(i + 1);
+  }
+  // 1-based line and column of a byte offset.
+  std::pair<int, int> at(ptrdiff_t offset) const {
+    if (offset < 0) return {0, 0};
+    auto it = std::upper_bound(starts_.begin(), starts_.end(), static_cast<size_t>(offset));
+    size_t line = static_cast<size_t>(it - starts_.begin());
+    return {static_cast<int>(line), static_cast<int>(static_cast<size_t>(offset) - starts_[line - 1] + 1)};
+  }
+
+ private:
+  std::vector<size_t> starts_;
+};
+
+std::unique_ptr<XmlNode> convert(const pugi::xml_node& in, const LineIndex& lines) {
+  auto node = std::make_unique<XmlNode>(in.name(), lines.at(in.offset_debug()).first);
+  for (const pugi::xml_attribute& a : in.attributes()) node->set(a.name(), a.value());
+  // Repeated attribute names are legal for pugixml; keep the first like NCCL's lookups do.
+  for (const pugi::xml_node& c : in.children()) {
+    if (c.type() != pugi::node_element) continue;  // text, comments and PIs carry no topology
+    node->adopt(convert(c, lines));
+  }
+  return node;
+}
+
+Status checkAttributes(const pugi::xml_node& in, const LineIndex& lines, const std::string& source) {
+  for (const pugi::xml_attribute& a : in.attributes()) {
+    for (pugi::xml_attribute b = a.next_attribute(); b; b = b.next_attribute()) {
+      if (std::string_view(a.name()) == b.name()) {
+        return invalidArgument(source + ":" + std::to_string(lines.at(in.offset_debug()).first) + ": <" +
+                               in.name() + ">: attribute '" + a.name() + "' appears twice");
+      }
+    }
+  }
+  for (const pugi::xml_node& c : in.children()) {
+    if (c.type() != pugi::node_element) continue;
+    WEFT_TRY(checkAttributes(c, lines, source));
+  }
+  return Status::ok();
+}
+
+void escapeTo(std::string& out, std::string_view value) {
+  for (char c : value) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      // Whitespace other than ' ' would be normalized by a reader: keep it as a reference.
+      case '\n': out += "&#10;"; break;
+      case '\r': out += "&#13;"; break;
+      case '\t': out += "&#9;"; break;
+      default: out += c;
+    }
+  }
+}
+
+void writeRec(std::string& out, const XmlNode& node, int indent) {
+  out.append(static_cast<size_t>(indent), ' ');
+  out += '<';
+  out += node.name();
+  for (const auto& [k, v] : node.attrs()) {
+    out += ' ';
+    out += k;
+    out += "=\"";
+    escapeTo(out, v);
+    out += '"';
+  }
+  if (node.children().empty()) {
+    out += "/>\n";
+    return;
+  }
+  out += ">\n";
+  for (const auto& c : node.children()) writeRec(out, *c, indent + 2);
+  out.append(static_cast<size_t>(indent), ' ');
+  out += "</";
+  out += node.name();
+  out += ">\n";
+}
+
+}  // namespace
+
+Result<TopoXml> TopoXml::parse(std::string_view text, std::string source) {
+  pugi::xml_document doc;
+  // No parse_comments/parse_pi: NCCL skips them too. parse_escapes decodes &amp; and friends.
+  unsigned options = pugi::parse_default & ~pugi::parse_wconv_attribute;
+  pugi::xml_parse_result res = doc.load_buffer(text.data(), text.size(), options, pugi::encoding_utf8);
+  LineIndex lines(text);
+  if (!res) {
+    auto [line, col] = lines.at(res.offset);
+    return invalidArgument(source + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                           ": malformed XML: " + res.description());
+  }
+  pugi::xml_node rootIn = doc.document_element();
+  if (!rootIn) return invalidArgument(source + ": no XML element found (empty or truncated file)");
+  int elements = 0;
+  for (const pugi::xml_node& n : doc.children())
+    if (n.type() == pugi::node_element) ++elements;
+  if (elements != 1) return invalidArgument(source + ": expected exactly one root element, found " + std::to_string(elements));
+  WEFT_TRY(checkAttributes(rootIn, lines, source));
+  TopoXml xml;
+  xml.source_ = std::move(source);
+  xml.root_ = convert(rootIn, lines);
+  return xml;
+}
+
+Result<TopoXml> TopoXml::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return errnoError("cannot open " + path, errno);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return errnoError("cannot read " + path, errno);
+  return parse(buf.str(), path);
+}
+
+TopoXml TopoXml::withRoot(std::string name) {
+  TopoXml xml;
+  xml.root_ = std::make_unique<XmlNode>(std::move(name));
+  xml.root_->set("version", "1");
+  return xml;
+}
+
+TopoXml::TopoXml(const TopoXml& other) : root_(other.root_ ? other.root_->clone() : nullptr), source_(other.source_) {}
+
+TopoXml& TopoXml::operator=(const TopoXml& other) {
+  if (this != &other) {
+    root_ = other.root_ ? other.root_->clone() : nullptr;
+    source_ = other.source_;
+  }
+  return *this;
+}
+
+Status TopoXml::expectRoot(std::string_view name) const {
+  if (!root_) return invalidArgument(source_ + ": empty document");
+  if (root_->name() != name) {
+    return invalidArgument(where(*root_) + "root element is <" + root_->name() + ">, expected <" +
+                           std::string(name) + " version=\"1\">");
+  }
+  const std::string* version = root_->find("version");
+  if (version == nullptr) return invalidArgument(where(*root_) + "missing version attribute, expected version=\"1\"");
+  if (*version != "1") {
+    return invalidArgument(where(*root_) + "XML has wrong version " + *version + ", 1 needed");
+  }
+  return Status::ok();
+}
+
+std::string TopoXml::toString() const {
+  std::string out;
+  if (root_) writeRec(out, *root_, 0);
+  return out;
+}
+
+Status TopoXml::save(const std::string& path) const {
+  std::string text = toString();
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return errnoError("cannot create " + tmp, errno);
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  int err = errno;
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    std::remove(tmp.c_str());
+    return errnoError("cannot write " + path, err);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = errno;
+    std::remove(tmp.c_str());
+    return errnoError("cannot rename " + tmp + " to " + path, err);
+  }
+  return Status::ok();
+}
+
+bool TopoXml::operator==(const TopoXml& other) const {
+  if (!root_ || !other.root_) return !root_ && !other.root_;
+  return *root_ == *other.root_;
+}
+
+std::string TopoXml::where(const XmlNode& node) const {
+  std::string s = source_;
+  if (node.line() > 0) s += ":" + std::to_string(node.line());
+  s += ": " + node.describe() + ": ";
+  return s;
+}
+
+void findAll(const XmlNode& from, std::string_view name, std::vector<XmlNode*>& out) {
+  for (const auto& c : from.children()) {
+    if (c->name() == name) out.push_back(c.get());
+    findAll(*c, name, out);
+  }
+}
+
+}  // namespace weft::topo
