@@ -31,6 +31,7 @@ const std::vector<SettingDef>& buildTable() {
       {"NCCL_PXN_DISABLE", {}, Type::kInt, "0", "1 disables PXN paths", "topo/paths"},
       {"NCCL_PXN_C2C", {}, Type::kInt, "1", "Allow PXN through C2C-attached NICs", "topo/paths"},
       {"NCCL_NVB_DISABLE", {}, Type::kInt, "0", "1 disables NVLink paths through an intermediate GPU", "topo/paths"},
+      {"NCCL_SHM_DISABLE", {}, Type::kInt, "0", "1 disables the shared-memory transport", "topo/paths, transport"},
       {"NCCL_IGNORE_DISABLED_P2P", {}, Type::kInt, "0", "Ignore NVML peer-to-peer status", "topo/paths"},
       {"NCCL_NET_DISABLE_INTRA", {}, Type::kInt, "0", "Never use the network between GPUs of one node", "topo/paths"},
       {"NCCL_NETDEVS_POLICY", {}, Type::kString, "AUTO", "NICs per GPU: AUTO, ALL or MAX:n", "topo"},

@@ -60,7 +60,7 @@ std::vector<std::string> systemBlock(const System& s) {
 
 std::vector<std::string> pathLines(const System& s) {
   std::vector<std::string> out;
-  for (NodeType t : kAllNodeTypes) {
+  for (NodeType t : {NodeType::kGpu, NodeType::kNet}) {
     for (const Node& n : s.nodes(t)) {
       bool any = false;
       std::string line = nodeName(n) + " :";

@@ -14,8 +14,9 @@ std::string nodeName(const Node& n);
 // "=== System : maxBw … totalBw … ===", each CPU's tree along PCI links, and the closing rule.
 std::vector<std::string> systemBlock(const System& s);
 
-// One line per GPU, CPU(?), NET… as NCCL's printNodePaths: "GPU/0-f000 :GPU/0-f000 (0/5000.0/LOC) …".
-// Only nodes whose paths were computed are printed.
+// One line per GPU, then per NET, as NCCL's ncclTopoPrintPaths: "GPU/0-f000 :GPU/0-f000
+// (0/5000.0/LOC) …" listing count/bandwidth/type of the path to every node of each kind that
+// has paths.
 std::vector<std::string> pathLines(const System& s);
 
 }  // namespace weft::topo

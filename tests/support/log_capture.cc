@@ -2,13 +2,14 @@
 
 namespace weft::test {
 
-LogCapture::LogCapture(log::Level level, uint64_t mask) {
+LogCapture::LogCapture(log::Level level, uint64_t mask, log::Prefix prefix) {
   log::Logger& logger = log::processLogger();
   saved_ = logger.options();
   log::Options o = saved_;
   o.level = level;
   o.mask = mask;
   o.file.clear();
+  o.prefix = prefix;
   logger.setOptions(o);
   logger.setSink([this](log::Level lvl, uint64_t, std::string_view line) {
     std::lock_guard<std::mutex> lock(mutex_);

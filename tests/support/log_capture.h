@@ -14,7 +14,8 @@ namespace weft::test {
 
 class LogCapture {
  public:
-  explicit LogCapture(log::Level level = log::Level::kInfo, uint64_t mask = log::kAll);
+  explicit LogCapture(log::Level level = log::Level::kInfo, uint64_t mask = log::kAll,
+                      log::Prefix prefix = log::Prefix::kNccl);
   ~LogCapture();
   LogCapture(const LogCapture&) = delete;
   LogCapture& operator=(const LogCapture&) = delete;

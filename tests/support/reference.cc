@@ -53,6 +53,14 @@ std::vector<std::string> block(const std::vector<std::string>& lines, const std:
   return {begin, end + 1};
 }
 
+std::vector<std::string> splitLines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
 std::string diffLines(const std::vector<std::string>& expected, const std::vector<std::string>& actual) {
   size_t n = std::max(expected.size(), actual.size());
   for (size_t i = 0; i < n; ++i) {

@@ -27,6 +27,8 @@ std::vector<std::string> rankLines(const std::filesystem::path& log, int rank);
 std::vector<std::string> block(const std::vector<std::string>& lines, const std::string& first,
                                const std::string& last);
 
+std::vector<std::string> splitLines(const std::string& text);
+
 // A readable first difference between two line lists ("" when equal).
 std::string diffLines(const std::vector<std::string>& expected, const std::vector<std::string>& actual);
 

@@ -11,5 +11,6 @@ inline constexpr int kExitFailure = 1;   // the operation failed (bad input file
 inline constexpr int kExitUsage = 2;     // bad command line
 
 void addTopoCommands(CLI::App& app);
+void addSearchCommand(CLI::App& app);
 
 }  // namespace weft::tool

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "weft " WEFT_VERSION_STRING);
   weft::tool::addTopoCommands(app);
+  weft::tool::addSearchCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,119 @@
+#include "core/topo/offline.h"
+
+#include "core/base/log.h"
+#include "core/topo/paths.h"
+#include "core/topo/system_build.h"
+#include "core/topo/system_print.h"
+
+namespace weft::topo {
+namespace {
+
+void relabelRanks(XmlNode& n, int offset) {
+  if (n.name() == "gpu") {
+    if (const std::string* r = n.find("rank")) n.set("rank", std::to_string(std::atoi(r->c_str()) + offset));
+  }
+  for (const auto& c : n.children()) relabelRanks(*c, offset);
+}
+
+void logLines(const std::vector<std::string>& lines) {
+  for (const std::string& l : lines) WEFT_INFO(log::kGraph, "%s", l.c_str());
+}
+
+Status search(System& s, const OfflineOptions& o, Graph& g) {
+  SearchOptions so;
+  so.graphFile = o.graphFile;
+  so.trace = o.trace;
+  WEFT_TRY(computeGraph(s, o.params, g, so));
+  logLines(graphLines(s, g));
+  return Status::ok();
+}
+
+// The graphs NCCL computes, in its order, with its channel bounds.
+Status searchGraphs(System& s, const OfflineOptions& o, NodeGraphs& out) {
+  Graph& ring = out.ring;
+  ring.id = kGraphRing;
+  ring.pattern = Pattern::kRing;
+  ring.minChannels = 1;
+  ring.maxChannels = kMaxChannels / 2;
+  WEFT_TRY(search(s, o, ring));
+
+  Graph& tree = out.tree;
+  tree.id = kGraphTree;
+  tree.pattern = Pattern::kBalancedTree;
+  tree.minChannels = tree.maxChannels = ring.nChannels;
+  WEFT_TRY(search(s, o, tree));
+
+  out.collnetChain.id = kGraphCollnetChain;
+  out.collnetChain.pattern = Pattern::kTree;
+  out.collnetChain.collNet = true;
+  out.collnetDirect.id = kGraphCollnetDirect;
+  out.collnetDirect.pattern = Pattern::kCollnetDirect;
+  out.collnetDirect.collNet = true;
+  out.nvls.id = kGraphNvls;
+  out.nvls.pattern = Pattern::kNvls;
+  int gpus = s.count(NodeType::kGpu);
+  for (Graph* g : {&out.collnetChain, &out.collnetDirect, &out.nvls}) g->resize(gpus);
+  if (o.collnet) {
+    out.collnetChain.minChannels = out.collnetChain.maxChannels = ring.nChannels;
+    WEFT_TRY(search(s, o, out.collnetChain));
+    out.collnetDirect.minChannels = 1;
+    out.collnetDirect.maxChannels = kMaxChannels;
+    WEFT_TRY(search(s, o, out.collnetDirect));
+  }
+  if (o.nvls) {
+    out.nvls.minChannels = 1;
+    out.nvls.maxChannels = kMaxChannels;
+    WEFT_TRY(search(s, o, out.nvls));
+  }
+  return Status::ok();
+}
+
+// The lowest rank of the file: the node's first rank, which prints for the node.
+int firstRankOf(const TopoXml& xml) {
+  std::vector<XmlNode*> gpus;
+  findAll(*xml.root(), "gpu", gpus);
+  int first = -1;
+  for (const XmlNode* g : gpus) {
+    const std::string* r = g->find("rank");
+    if (r == nullptr) continue;
+    int rank = std::atoi(r->c_str());
+    if (first < 0 || rank < first) first = rank;
+  }
+  return first < 0 ? 0 : first;
+}
+
+}  // namespace
+
+int gpusPerNode(const TopoXml& topo) {
+  std::vector<XmlNode*> gpus;
+  if (topo.root()) findAll(*topo.root(), "gpu", gpus);
+  int n = 0;
+  for (const XmlNode* g : gpus)
+    if (g->has("rank")) ++n;
+  return n;
+}
+
+Result<SimulatedNode> simulateNode(const TopoXml& topo, int index, const OfflineOptions& o) {
+  SimulatedNode node;
+  node.index = index;
+  node.gpusPerNode = gpusPerNode(topo);
+  if (node.gpusPerNode == 0) return invalidArgument(topo.source() + ": no <gpu rank=...> in the topology");
+  TopoXml xml = topo;
+  relabelRanks(*xml.root(), index * node.gpusPerNode);
+  node.firstRank = firstRankOf(xml);
+  log::ScopedDevice dev(node.firstRank);
+  WEFT_ASSIGN_OR_RETURN(node.system, buildSystem(xml));
+  System& s = node.system;
+
+  CommView comm{node.firstRank, o.nodes * node.gpusPerNode};
+  WEFT_TRY(computePaths(s, o.params, &comm));
+  WEFT_TRY(trimSystem(s, comm));
+  WEFT_TRY(computePaths(s, o.params, &comm));
+  searchInit(s);
+  logLines(systemBlock(s));
+  logLines(pathLines(s));
+  WEFT_TRY(searchGraphs(s, o, node.graphs));
+  return node;
+}
+
+}  // namespace weft::topo

@@ -1,0 +1,48 @@
+// The topology part of one communicator's initialisation, run offline for one node of N
+// identical nodes (what each node's first rank does in NCCL's initTransportsRank): build the
+// system, compute paths, trim, compute paths again, search each graph. Logs NCCL's INFO lines
+// in NCCL's order on the node's first rank.
+#pragma once
+
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/topo/graph.h"
+#include "core/topo/params.h"
+#include "core/topo/search.h"
+#include "core/topo/system.h"
+#include "core/topo/xml.h"
+
+namespace weft::topo {
+
+struct OfflineOptions {
+  int nodes = 1;
+  Params params;
+  bool collnet = false;  // also search the CollNet chain and direct graphs
+  bool nvls = false;     // also search the NVLS graph
+  const TopoXml* graphFile = nullptr;  // NCCL_GRAPH_FILE
+  std::vector<SearchStep>* trace = nullptr;  // relaxation steps of every search, for --explain
+};
+
+// The graphs in NCCL's dump order: ring, tree, collnet direct, collnet chain, nvls.
+struct NodeGraphs {
+  Graph ring, tree, collnetDirect, collnetChain, nvls;
+  std::vector<const Graph*> dumpOrder() const { return {&ring, &tree, &collnetDirect, &collnetChain, &nvls}; }
+};
+
+struct SimulatedNode {
+  int index = 0;
+  int firstRank = 0;
+  int gpusPerNode = 0;
+  System system;
+  NodeGraphs graphs;
+};
+
+// GPUs with a rank in the topology file: the ranks of one node.
+int gpusPerNode(const TopoXml& topo);
+
+// Runs node `index` of `options.nodes` identical nodes built from `topo`; its ranks are the
+// file's ranks plus index * gpusPerNode.
+Result<SimulatedNode> simulateNode(const TopoXml& topo, int index, const OfflineOptions& options);
+
+}  // namespace weft::topo

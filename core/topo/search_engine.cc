@@ -1,0 +1,564 @@
+#include "core/topo/search_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/topo/paths.h"
+
+namespace weft::topo::detail {
+namespace {
+
+constexpr int kPciOrderBudget = 1 << 10;  // the PCI-order reference try: not counted, kept short
+
+// Floating-point subtraction rounded to 1e-3, so that reserving and releasing bandwidth
+// returns links to their exact starting values (NCCL's SUB_ROUND).
+float subRound(float a, float b) { return std::roundf((a - b) * 1000) / 1000; }
+
+bool isTree(Pattern p) { return p == Pattern::kBalancedTree || p == Pattern::kTree || p == Pattern::kSplitTree; }
+
+struct GpuScore {
+  int g;
+  int startIndex;  // least important
+  int intraNhops;
+  int intraBw;
+  int interNhops;
+  int interPciBw;
+  int interBw;  // most important
+};
+
+bool scoreBefore(const GpuScore& a, const GpuScore& b) {
+  if (a.interBw != b.interBw) return a.interBw > b.interBw;
+  if (a.interPciBw != b.interPciBw) return a.interPciBw > b.interPciBw;
+  if (a.interNhops != b.interNhops) return a.interNhops < b.interNhops;
+  if (a.intraBw != b.intraBw) return a.intraBw > b.intraBw;
+  if (a.intraNhops != b.intraNhops) return a.intraNhops < b.intraNhops;
+  return a.startIndex < b.startIndex;
+}
+
+}  // namespace
+
+SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
+    : sys_(system), params_(params), best_(best), ngpus_(system.count(NodeType::kGpu)) {
+  // A GPU's PCI bandwidth: the narrower direction of its link to its switch (truncated to int,
+  // as NCCL's scores are ints).
+  for (int g = 0; g < ngpus_; ++g) {
+    int bw = -1;
+    const Node& gpu = sys_.node(NodeType::kGpu, g);
+    for (const Link& up : gpu.links) {
+      if (up.type != LinkType::kPci) continue;
+      for (const Link& down : sys_.node(up.rem).links) {
+        if (!(down.rem == NodeRef{NodeType::kGpu, g})) continue;
+        bw = static_cast<int>(std::min(up.bw, down.bw));
+        break;
+      }
+      break;
+    }
+    gpuPciBw_.push_back(bw);
+  }
+  int nets = sys_.count(NodeType::kNet);
+  netLocalGpus_.resize(static_cast<size_t>(nets));
+  netLocalType_.assign(static_cast<size_t>(nets), PathType::kDis);
+  for (int n = 0; n < nets; ++n) {
+    PathType t = PathType::kDis;  // stays DIS when no GPU is reachable at all
+    netLocalGpus_[static_cast<size_t>(n)] = localNodes(sys_, NodeType::kNet, n, NodeType::kGpu, &t);
+    netLocalType_[static_cast<size_t>(n)] = t;
+  }
+}
+
+const std::vector<int>& SearchEngine::netLocalGpus(int n, PathType* pathType) {
+  *pathType = netLocalType_[static_cast<size_t>(n)];
+  return netLocalGpus_[static_cast<size_t>(n)];
+}
+
+Link* SearchEngine::reverseLink(NodeRef from, NodeRef to, LinkType type) {
+  for (Link& l : sys_.node(to).links)
+    if (l.rem == from && l.type == type) return &l;
+  return nullptr;
+}
+
+// Reserves `bw` on the first `maxSteps` links of `path`; returns how many it could reserve.
+int SearchEngine::followLinks(const Path& path, NodeRef start, int maxSteps, float bw) {
+  const Node& startNode = sys_.node(start);
+  float pciBw = bw;
+  // GPU P2P through an Intel CPU root complex turns into 64-byte TLPs: it costs more PCI bandwidth.
+  if (path.type == PathType::kPhb && startNode.type == NodeType::kGpu) {
+    for (const Link* hop : path.hops) {
+      const Node& n = sys_.node(hop->rem);
+      if (n.type == NodeType::kCpu && n.cpu.arch == kCpuArchX86 && n.cpu.vendor == kCpuVendorIntel) pciBw = bw * 6 / 5;
+    }
+  }
+  NodeRef node = start;
+  for (int step = 0; step < maxSteps; ++step) {
+    Link* link = path.hops[static_cast<size_t>(step)];
+    const Node& rem = sys_.node(link->rem);
+    float fwBw = link->type == LinkType::kPci ? pciBw : bw;
+    float revBw = 0;
+    Link* revLink = nullptr;
+    // Traffic into a pre-Ampere GPU also costs 1/8 of it the other way; a POWER CPU NVLink the full amount.
+    if (rem.type == NodeType::kGpu && rem.gpu.cudaCompCap < 80 && startNode.type != NodeType::kGpu) {
+      revLink = reverseLink(node, link->rem, link->type);
+      revBw += fwBw / 8;
+    }
+    if (rem.type == NodeType::kCpu && rem.cpu.arch == kCpuArchPower && link->type == LinkType::kNvl) {
+      if (revLink == nullptr) revLink = reverseLink(node, link->rem, link->type);
+      revBw += fwBw;
+    }
+    if (link->bw < fwBw || (revBw != 0 && revLink != nullptr && revLink->bw < revBw)) return step;
+    link->bw = subRound(link->bw, fwBw);
+    if (revBw != 0 && revLink != nullptr) revLink->bw = subRound(revLink->bw, revBw);
+    node = link->rem;
+  }
+  return maxSteps;
+}
+
+// ncclTopoFollowPath: with mult > 0, reserves the graph's bandwidth along the path from
+// (t1,i1) to (t2,i2) if its type and bandwidth allow; with mult < 0, releases it.
+bool SearchEngine::followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult) {
+  const auto& paths = sys_.node(t1, i1).paths[idx(t2)];
+  const auto& revPaths = sys_.node(t2, i2).paths[idx(t1)];
+  if (paths.empty() || revPaths.empty()) return false;
+  const Path& path = paths[static_cast<size_t>(i2)];
+  const Path& revPath = revPaths[static_cast<size_t>(i1)];
+  bool intra = (t1 == NodeType::kGpu || t1 == NodeType::kNvs) && (t2 == NodeType::kGpu || t2 == NodeType::kNvs);
+  float bw = intra ? graph.bwIntra : graph.bwInter;
+  int type = intra ? graph.typeIntra : graph.typeInter;
+  if (path.type >= PathType::kDis) return false;
+  if (mult == 1 && val(path.type) > type) return false;
+  if (mult == 1 && isTree(graph.pattern) && val(revPath.type) > type) return false;
+  bw *= mult;
+  int steps = followLinks(path, {t1, i1}, path.count(), bw);
+  if (steps < path.count()) {
+    followLinks(path, {t1, i1}, steps, -bw);
+    return false;
+  }
+  // int += float, as NCCL's nHops arithmetic (fractional multipliers truncate).
+  graph.nHops = static_cast<int>(static_cast<float>(graph.nHops) + mult * static_cast<float>(path.count()));
+  return true;
+}
+
+void SearchEngine::tryGpu(Graph& graph, int step, int backToNet, int backToFirstRank, int order, int* time,
+                          int fromType, int fromIndex, int g) {
+  const uint64_t flag = 1ull << graph.nChannels;
+  NodeType from = static_cast<NodeType>(fromType);
+  if (fromType != -1 && !followPath(graph, from, fromIndex, NodeType::kGpu, g, 1)) return;
+  Node& gpu = sys_.node(NodeType::kGpu, g);
+  gpu.used ^= flag;
+  recGpu(graph, g, step, backToNet, backToFirstRank, order, time);
+  gpu.used ^= flag;
+  if (fromType != -1) followPath(graph, from, fromIndex, NodeType::kGpu, g, -1);
+}
+
+int SearchEngine::replayGpu(const Graph& graph, int step) const {
+  if (graph.nChannels == 0) return -1;
+  return sys_.gpuIndexOfRank(graph.rank(graph.nChannels - 1, step + 1));
+}
+
+bool SearchEngine::better(const Graph& graph, const Graph& ref) const {
+  if (graph.nChannels < graph.minChannels) return false;
+  if (graph.pattern == Pattern::kNvls) {
+    // More NVLS heads are better, up to one per GPU.
+    bool copy = graph.nChannels > ref.nChannels && graph.nChannels <= ngpus_;
+    if (static_cast<float>(graph.nChannels) * graph.bwInter > static_cast<float>(ref.nChannels) * ref.bwInter) copy = true;
+    return copy;
+  }
+  float mine = static_cast<float>(graph.nChannels) * graph.bwIntra;
+  float theirs = static_cast<float>(ref.nChannels) * ref.bwIntra;
+  if (mine > theirs) return true;
+  if (mine < theirs) return false;
+  return graph.pattern == ref.pattern && graph.crossNic == ref.crossNic && graph.nHops < ref.nHops;
+}
+
+void SearchEngine::channelDone(Graph& graph, int* time) {
+  graph.nChannels++;
+  if (better(graph, best_)) {
+    best_ = graph;
+    if (graph.nChannels == graph.maxChannels) *time = -1;
+  }
+  if (graph.nChannels < graph.maxChannels) searchRec(graph, time);
+  graph.nChannels--;
+}
+
+void SearchEngine::recGpu(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order, int* time) {
+  if (*time <= 0) return;
+  (*time)--;
+  if (step == ngpus_) {
+    channelDone(graph, time);
+    return;
+  }
+  graph.rank(graph.nChannels, step) = sys_.node(NodeType::kGpu, g).gpu.rank;
+  if (step == backToNet) {
+    if (sys_.inter) backToNetStep(graph, g, step, backToFirstRank, order, time);
+  } else if (graph.pattern == Pattern::kNvls) {
+    tryNvls(graph, g, time);
+  } else if (graph.pattern == Pattern::kCollnetDirect) {
+    tryCollnetDirect(graph, g, time);
+  } else if (step < ngpus_ - 1) {
+    nextGpuStep(graph, g, step, backToNet, backToFirstRank, order, time);
+  } else if (step == backToFirstRank) {
+    // Close the ring: back to the channel's first GPU.
+    int p = sys_.gpuIndexOfRank(graph.rank(graph.nChannels, 0));
+    if (p >= 0 && followPath(graph, NodeType::kGpu, g, NodeType::kGpu, p, 1)) {
+      recGpu(graph, p, step + 1, backToNet, -1, order, time);
+      followPath(graph, NodeType::kGpu, g, NodeType::kGpu, p, -1);
+    }
+  } else {
+    recGpu(graph, g, ngpus_, -1, -1, order, time);
+  }
+}
+
+void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstRank, int order, int* time) {
+  int startNet = sys_.find(NodeType::kNet, graph.inter[static_cast<size_t>(graph.nChannels * 2)]);
+  if (startNet < 0) return;
+  const std::vector<int> nets = selectNets(graph.typeInter, g);
+  for (int n : nets) {
+    if (!checkNet(graph, startNet, n, step)) continue;
+    int nextBackToNet = -1;
+    float saved = graph.bwInter;
+    // Balanced tree: half of the NIC bandwidth on each of the first two GPUs.
+    if (graph.pattern == Pattern::kBalancedTree) {
+      if (step == 0) nextBackToNet = 1;
+      graph.bwInter /= 2;
+    }
+    bool ok = followPath(graph, NodeType::kGpu, g, NodeType::kNet, n, 1);
+    graph.bwInter = saved;
+    if (!ok) continue;
+    graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)] = sys_.node(NodeType::kNet, n).id;
+    recGpu(graph, g, step, nextBackToNet, backToFirstRank, order, time);
+    if (graph.pattern == Pattern::kBalancedTree) graph.bwInter /= 2;
+    followPath(graph, NodeType::kGpu, g, NodeType::kNet, n, -1);
+    graph.bwInter = saved;
+  }
+}
+
+void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order,
+                               int* time) {
+  int next[1024];
+  std::vector<int> big;
+  int* list = next;
+  if (ngpus_ > 1024) {
+    big.resize(static_cast<size_t>(ngpus_));
+    list = big.data();
+  }
+  int count = 1;
+  if (order == kPciOrder) {
+    list[0] = step + 1;
+  } else if (order == kReplay) {
+    list[0] = replayGpu(graph, step);
+    if (list[0] < 0) return;
+  } else {
+    int sortNet = backToNet == -1 ? 0 : backToNet == step + 1 ? 1 : -1;
+    count = nextGpus(graph, g, sortNet, list);
+  }
+  for (int i = 0; i < count; ++i)
+    tryGpu(graph, step + 1, backToNet, backToFirstRank, order, time, idx(NodeType::kGpu), g, list[i]);
+}
+
+// ncclTopoSearchNextGpuSort: candidates by NIC bandwidth, PCI bandwidth, hops to the NIC, then
+// GPU bandwidth and hops, then distance in index order. With an NVSwitch, only the index
+// neighbours are tried.
+int SearchEngine::nextGpus(const Graph& graph, int g, int sortNet, int* next) {
+  const uint64_t flag = 1ull << graph.nChannels;
+  const auto& paths = sys_.node(NodeType::kGpu, g).paths[idx(NodeType::kGpu)];
+  const std::vector<Path>* netPaths = nullptr;
+  if (sortNet != 0) {
+    int n = sys_.find(NodeType::kNet, graph.inter[static_cast<size_t>(graph.nChannels * 2)]);
+    if (n >= 0) netPaths = &sys_.node(NodeType::kNet, n).paths[idx(NodeType::kGpu)];
+  }
+  GpuScore stackScores[256];
+  std::vector<GpuScore> heap;
+  GpuScore* scores = stackScores;
+  if (ngpus_ > 256) {
+    heap.resize(static_cast<size_t>(ngpus_));
+    scores = heap.data();
+  }
+  int count = 0;
+  for (int i = 1; i < ngpus_; ++i) {
+    int c = (g + i) % ngpus_;
+    const Path& p = paths[static_cast<size_t>(c)];
+    if (p.count() == 0) continue;
+    if (sys_.node(NodeType::kGpu, c).used & flag) continue;
+    GpuScore s{c, i, p.count(), static_cast<int>(p.bw), 0, 0, 0};
+    if (netPaths != nullptr) {
+      const Path& np = (*netPaths)[static_cast<size_t>(c)];
+      s.interNhops = np.count();
+      s.interPciBw = gpuPciBw(c);
+      s.interBw = static_cast<int>(np.bw);
+    }
+    scores[count++] = s;
+  }
+  std::sort(scores, scores + count, scoreBefore);
+  bool sameIntra = true;
+  for (int i = 1; i < count; ++i)
+    if (scores[i].intraBw != scores[0].intraBw || scores[i].intraNhops != scores[0].intraNhops) sameIntra = false;
+  for (int i = 0; i < count; ++i) next[i] = sortNet == -1 && sameIntra ? scores[count - 1 - i].g : scores[i].g;
+  if (sys_.count(NodeType::kNvs) == 0) return count;
+
+  // NVSwitches prefer a limited set of peers: try the neighbours first, and only them.
+  int prevGpu = (g - 1 + ngpus_) % ngpus_;
+  int nextGpu = (g + 1) % ngpus_;
+  int first[2];
+  int firstCount;
+  if (graph.pattern == Pattern::kRing) {
+    first[0] = nextGpu, first[1] = prevGpu, firstCount = 2;
+  } else if (graph.pattern == Pattern::kSplitTree || graph.pattern == Pattern::kBalancedTree) {
+    first[0] = prevGpu, first[1] = nextGpu, firstCount = 2;
+  } else {
+    first[0] = nextGpu, firstCount = 1;
+  }
+  if (nextGpu == prevGpu && firstCount == 2) firstCount = 1;
+  int real = 0;
+  for (int f = 0; f < firstCount; ++f) {
+    int i = 0;
+    while (i < count && next[i] != first[f]) ++i;
+    if (i == count) continue;
+    for (; i > 0; --i) next[i] = next[i - 1];
+    next[0] = first[f];
+    ++real;
+  }
+  return real;
+}
+
+void SearchEngine::tryNvls(Graph& graph, int g, int* time) {
+  // Enough bandwidth NVS -> every GPU (twice for the head), then every GPU -> NVS.
+  int d0 = 0;
+  bool ok = true;
+  do {
+    ok = followPath(graph, NodeType::kNvs, 0, NodeType::kGpu, d0, d0 == g ? 2 : 1);
+    d0++;
+  } while (ok && d0 < ngpus_);
+  if (!ok) {
+    d0--;
+  } else {
+    int d1 = 0;
+    do {
+      ok = followPath(graph, NodeType::kGpu, d1, NodeType::kNvs, 0, d1 == g ? 2 : 1);
+      d1++;
+    } while (ok && d1 < ngpus_);
+    if (!ok) d1--;
+    else recGpu(graph, -1, ngpus_, -1, -1, kFree, time);
+    while (d1) {
+      d1--;
+      followPath(graph, NodeType::kGpu, d1, NodeType::kNvs, 0, d1 == g ? -2 : -1);
+    }
+  }
+  while (d0) {
+    d0--;
+    followPath(graph, NodeType::kNvs, 0, NodeType::kGpu, d0, d0 == g ? -2 : -1);
+  }
+}
+
+void SearchEngine::tryCollnetDirect(Graph& graph, int g, int* time) {
+  int fwd = 0, bwd = 0;
+  float mul = 1.0f / static_cast<float>(ngpus_ - 1);
+  bool ok = true;
+  do {
+    ok = followPath(graph, NodeType::kGpu, g, NodeType::kGpu, fwd, mul);
+  } while (ok && ++fwd < ngpus_);
+  if (ok) {
+    do {
+      ok = followPath(graph, NodeType::kGpu, bwd, NodeType::kGpu, g, mul);
+    } while (ok && ++bwd < ngpus_);
+    if (ok) {
+      // The head is set; the other ranks follow in index order.
+      int step = 1;
+      for (int i = 0; i < ngpus_; ++i)
+        if (i != g) graph.rank(graph.nChannels, step++) = sys_.node(NodeType::kGpu, i).gpu.rank;
+      recGpu(graph, -1, ngpus_, -1, -1, kFree, time);
+    }
+    while (bwd) {
+      bwd--;
+      followPath(graph, NodeType::kGpu, bwd, NodeType::kGpu, g, -mul);
+    }
+  }
+  while (fwd) {
+    fwd--;
+    followPath(graph, NodeType::kGpu, g, NodeType::kGpu, fwd, -mul);
+  }
+}
+
+bool SearchEngine::checkNet(const Graph& graph, int startNet, int n, int step) const {
+  const Node& net = sys_.node(NodeType::kNet, n);
+  const Node& start = sys_.node(NodeType::kNet, startNet);
+  if (graph.pattern == Pattern::kTree && net.id != start.id) return false;  // trees are symmetric
+  if (graph.pattern == Pattern::kRing && graph.crossNic == 2) {
+    // Alternating rings: odd channels end on the NIC the previous channel started from.
+    if ((graph.nChannels & 1) && net.id != graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2)]) return false;
+  } else if (graph.crossNic == 0) {
+    if (net.net.asic != start.net.asic || net.net.port != start.net.port) return false;
+  }
+  if (graph.pattern == Pattern::kBalancedTree && step != 0 &&
+      net.id != graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)])
+    return false;
+  return true;
+}
+
+void SearchEngine::reserveNetBw(int n, int bw) {
+  const Node& net = sys_.node(NodeType::kNet, n);
+  uint64_t asic = net.net.asic;
+  int port = net.net.port;
+  for (Node& other : sys_.nodes(NodeType::kNet))
+    if (other.net.asic == asic && other.net.port == port) other.net.bw -= static_cast<float>(bw);
+}
+
+void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int* time) {
+  const int bw = static_cast<int>(graph.bwInter);  // NCCL truncates the NIC bandwidth check to int
+  const std::vector<int> nets = selectNets(graph.typeInter, -1);
+  int netCount = static_cast<int>(nets.size());
+  bool found = false;
+  bool heads = graph.pattern == Pattern::kNvls || graph.pattern == Pattern::kCollnetDirect;
+  for (int i = 0; i < netCount; ++i) {
+    if (heads && found) break;
+    int n = nets[static_cast<size_t>((graph.nChannels + i) % netCount)];
+    const Node& net = sys_.node(NodeType::kNet, n);
+    if (graph.collNet && net.net.collSupport == 0) continue;
+    if (net.net.bw < static_cast<float>(bw)) continue;
+    if (graph.pattern == Pattern::kRing && graph.crossNic == 2 && (graph.nChannels & 1) &&
+        net.id != graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2 + 1)])
+      continue;
+    graph.inter[static_cast<size_t>(graph.nChannels * 2)] = net.id;
+    graph.latencyInter = net.net.latency;
+    reserveNetBw(n, bw);
+    if (heads) {
+      recNetHeads(graph, n, backToNet, backToFirstRank, netCount, time, &found);
+    } else {
+      bool replay = graph.nChannels > 0 && graph.sameChannels == 1;
+      recNetChannel(graph, n, backToNet, backToFirstRank, time);
+      PathType localType;
+      netLocalGpus(n, &localType);
+      // NCCL leaves the NIC's bandwidth reserved when it reaches no GPU (a `continue` skips
+      // the release); kept for identical results.
+      if (!replay && localType == PathType::kDis) continue;
+    }
+    reserveNetBw(n, -bw);
+  }
+}
+
+// NVLS / CollNet direct: one head GPU per NIC, each GPU at most once.
+void SearchEngine::recNetHeads(Graph& graph, int n, int backToNet, int backToFirstRank, int netCount, int* time,
+                               bool* found) {
+  if (graph.nChannels >= netCount) return;
+  int gpu = sys_.node(NodeType::kNet, n).net.localGpu;
+  if (gpu == -1) return;
+  int rank = sys_.node(NodeType::kGpu, gpu).gpu.rank;
+  for (int c = 0; c < graph.nChannels; ++c)
+    if (graph.rank(c, 0) == rank) return;
+  tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, idx(NodeType::kNet), n, gpu);
+  *found = true;
+}
+
+// Starts a channel at NIC n: replay the previous channel, or try the PCI order (first channel,
+// no NVSwitch), the NIC's own GPU, then the other closest GPUs.
+void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToFirstRank, int* time) {
+  const int net = idx(NodeType::kNet);
+  if (graph.nChannels > 0 && graph.sameChannels == 1) {
+    int g = replayGpu(graph, -1);
+    if (g >= 0) tryGpu(graph, 0, backToNet, backToFirstRank, kReplay, time, net, n, g);
+    return;
+  }
+  if (graph.nChannels == 0 && sys_.count(NodeType::kNvs) == 0) {
+    int t = kPciOrderBudget;
+    tryGpu(graph, 0, backToNet, backToFirstRank, kPciOrder, &t, net, n, 0);
+    if (t == -1) *time = -1;
+  }
+  int localGpu = sys_.node(NodeType::kNet, n).net.localGpu;
+  if (localGpu != -1) tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, net, n, localGpu);
+  PathType type;
+  const std::vector<int> gpus = netLocalGpus(n, &type);
+  if (type == PathType::kDis) return;
+  for (int g : gpus)
+    if (g != localGpu) tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, net, n, g);
+}
+
+void SearchEngine::searchRec(Graph& graph, int* time) {
+  int backToNet = -1, backToFirstRank = -1;
+  if (sys_.inter) {
+    backToNet = graph.pattern == Pattern::kRing        ? ngpus_ - 1
+                : graph.pattern == Pattern::kSplitTree ? 1
+                                                       : 0;
+  } else if (graph.pattern == Pattern::kRing) {
+    backToFirstRank = ngpus_ - 1;
+  }
+  if (sys_.inter) {
+    recNet(graph, backToNet, backToFirstRank, time);
+    return;
+  }
+  if (graph.pattern == Pattern::kNvls) {
+    tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, -1, -1, graph.nChannels);
+    return;
+  }
+  if (graph.nChannels == 0) {
+    tryGpu(graph, 0, backToNet, backToFirstRank, kPciOrder, time, -1, -1, 0);
+  } else {
+    int g = replayGpu(graph, -1);
+    if (g >= 0) tryGpu(graph, 0, backToNet, backToFirstRank, kReplay, time, -1, -1, g);
+  }
+  if (graph.sameChannels == 0 || graph.nChannels == 0)
+    for (int g = 0; g < ngpus_; ++g) tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, -1, -1, g);
+}
+
+// ncclTopoSelectNets: the NICs to try, preferred ones first (each GPU's per-channel NICs),
+// then every other NIC within typeInter, by path type. Depends only on paths: cached.
+const std::vector<int>& SearchEngine::selectNets(int typeInter, int gpu) {
+  auto key = std::make_pair(typeInter, gpu);
+  auto it = selectNetsCache_.find(key);
+  if (it != selectNetsCache_.end()) return it->second;
+  std::vector<int> nets;
+  auto add = [&nets](int n) {
+    if (std::find(nets.begin(), nets.end(), n) == nets.end()) nets.push_back(n);
+  };
+  bool multiHost = sys_.hostHashes().size() > 1;
+  if (multiHost) {
+    // MNNVL: GPU first, then channel.
+    std::vector<int> gpus, firstNets(static_cast<size_t>(ngpus_), -1);
+    for (int g = 0; g < ngpus_; ++g)
+      if (gpu == -1 || gpu == g) gpus.push_back(g);
+    int remaining = static_cast<int>(gpus.size());
+    std::vector<bool> done(gpus.size(), false);
+    for (int c = 0; c < kMaxChannels && remaining > 0; ++c) {
+      for (size_t k = 0; k < gpus.size(); ++k) {
+        if (done[k]) continue;
+        int n = localNet(sys_, params_, sys_.node(NodeType::kGpu, gpus[k]).gpu.rank, c);
+        if (c == 0) firstNets[k] = n;
+        else if (firstNets[k] == n) {
+          done[k] = true;
+          --remaining;
+          continue;
+        }
+        if (n >= 0) add(n);
+      }
+    }
+  } else {
+    for (int g = 0; g < ngpus_; ++g) {
+      if (gpu != -1 && gpu != g) continue;
+      int rank = sys_.node(NodeType::kGpu, g).gpu.rank;
+      std::vector<int> local;
+      for (int c = 0; c < kMaxChannels; ++c) {
+        int n = localNet(sys_, params_, rank, c);
+        if (!local.empty() && n == local[0]) break;
+        local.push_back(n);
+      }
+      for (int n : local)
+        if (n >= 0) add(n);
+    }
+  }
+  int maxDevs = std::numeric_limits<int>::max();
+  if (params_.netDevsPolicy == NetDevsPolicy::kMax)
+    maxDevs = gpu == -1 ? params_.netDevsMax * ngpus_ : params_.netDevsMax;
+  if (static_cast<int>(nets.size()) < maxDevs) {
+    for (int t = 0; t <= typeInter && static_cast<int>(nets.size()) < maxDevs; ++t) {
+      for (int g = 0; g < ngpus_ && static_cast<int>(nets.size()) < maxDevs; ++g) {
+        if (gpu != -1 && gpu != g) continue;
+        const auto& paths = sys_.node(NodeType::kGpu, g).paths[idx(NodeType::kNet)];
+        for (int n = 0; n < sys_.count(NodeType::kNet) && n < kMaxChannels; ++n) {
+          if (val(paths[static_cast<size_t>(n)].type) != t) continue;
+          add(n);
+          if (static_cast<int>(nets.size()) >= maxDevs) break;
+        }
+      }
+    }
+  }
+  return selectNetsCache_.emplace(key, std::move(nets)).first->second;
+}
+
+}  // namespace weft::topo::detail
