@@ -19,29 +19,36 @@ void logLines(const std::vector<std::string>& lines) {
   for (const std::string& l : lines) WEFT_INFO(log::kGraph, "%s", l.c_str());
 }
 
-Status search(System& s, const OfflineOptions& o, Graph& g) {
+Status search(System& s, const OfflineOptions& o, Graph& g, std::vector<std::string>* record) {
   SearchOptions so;
   so.graphFile = o.graphFile;
   so.trace = o.trace;
+  so.lines = record;
   WEFT_TRY(computeGraph(s, o.params, g, so));
-  logLines(graphLines(s, g));
+  std::vector<std::string> lines = graphLines(s, g);
+  logLines(lines);
+  if (record) record->insert(record->end(), lines.begin(), lines.end());
   return Status::ok();
 }
 
+void shiftGraph(Graph& g, int delta) {
+  for (int& r : g.intra) r += delta;
+}
+
 // The graphs NCCL computes, in its order, with its channel bounds.
-Status searchGraphs(System& s, const OfflineOptions& o, NodeGraphs& out) {
+Status searchGraphs(System& s, const OfflineOptions& o, NodeGraphs& out, std::vector<std::string>* record) {
   Graph& ring = out.ring;
   ring.id = kGraphRing;
   ring.pattern = Pattern::kRing;
   ring.minChannels = 1;
   ring.maxChannels = kMaxChannels / 2;
-  WEFT_TRY(search(s, o, ring));
+  WEFT_TRY(search(s, o, ring, record));
 
   Graph& tree = out.tree;
   tree.id = kGraphTree;
   tree.pattern = Pattern::kBalancedTree;
   tree.minChannels = tree.maxChannels = ring.nChannels;
-  WEFT_TRY(search(s, o, tree));
+  WEFT_TRY(search(s, o, tree, record));
 
   out.collnetChain.id = kGraphCollnetChain;
   out.collnetChain.pattern = Pattern::kTree;
@@ -55,15 +62,15 @@ Status searchGraphs(System& s, const OfflineOptions& o, NodeGraphs& out) {
   for (Graph* g : {&out.collnetChain, &out.collnetDirect, &out.nvls}) g->resize(gpus);
   if (o.collnet) {
     out.collnetChain.minChannels = out.collnetChain.maxChannels = ring.nChannels;
-    WEFT_TRY(search(s, o, out.collnetChain));
+    WEFT_TRY(search(s, o, out.collnetChain, record));
     out.collnetDirect.minChannels = 1;
     out.collnetDirect.maxChannels = kMaxChannels;
-    WEFT_TRY(search(s, o, out.collnetDirect));
+    WEFT_TRY(search(s, o, out.collnetDirect, record));
   }
   if (o.nvls) {
     out.nvls.minChannels = 1;
     out.nvls.maxChannels = kMaxChannels;
-    WEFT_TRY(search(s, o, out.nvls));
+    WEFT_TRY(search(s, o, out.nvls, record));
   }
   return Status::ok();
 }
@@ -83,6 +90,12 @@ int firstRankOf(const TopoXml& xml) {
 }
 
 }  // namespace
+
+NodeGraphs shiftRanks(const NodeGraphs& graphs, int delta) {
+  NodeGraphs out = graphs;
+  for (Graph* g : {&out.ring, &out.tree, &out.collnetDirect, &out.collnetChain, &out.nvls}) shiftGraph(*g, delta);
+  return out;
+}
 
 int gpusPerNode(const TopoXml& topo) {
   std::vector<XmlNode*> gpus;
@@ -112,7 +125,20 @@ Result<SimulatedNode> simulateNode(const TopoXml& topo, int index, const Offline
   searchInit(s);
   logLines(systemBlock(s));
   logLines(pathLines(s));
-  WEFT_TRY(searchGraphs(s, o, node.graphs));
+  int offset = index * node.gpusPerNode;
+  if (o.cache != nullptr && o.cache->valid) {
+    node.graphs = shiftRanks(o.cache->graphs, offset - o.cache->rankOffset);
+    logLines(o.cache->lines);
+    return node;
+  }
+  std::vector<std::string> record;
+  WEFT_TRY(searchGraphs(s, o, node.graphs, &record));
+  if (o.cache != nullptr) {
+    o.cache->valid = true;
+    o.cache->rankOffset = offset;
+    o.cache->graphs = node.graphs;
+    o.cache->lines = std::move(record);
+  }
   return node;
 }
 

@@ -15,6 +15,10 @@
 
 namespace weft::topo {
 
+// What node 0's searches produced, reused by the other nodes: identical nodes share one search
+// (their systems differ only by rank numbers, which the search never looks at).
+struct SearchCache;
+
 struct OfflineOptions {
   int nodes = 1;
   Params params;
@@ -22,6 +26,7 @@ struct OfflineOptions {
   bool nvls = false;     // also search the NVLS graph
   const TopoXml* graphFile = nullptr;  // NCCL_GRAPH_FILE
   std::vector<SearchStep>* trace = nullptr;  // relaxation steps of every search, for --explain
+  SearchCache* cache = nullptr;              // share node 0's search with the other nodes
 };
 
 // The graphs in NCCL's dump order: ring, tree, collnet direct, collnet chain, nvls.
@@ -29,6 +34,16 @@ struct NodeGraphs {
   Graph ring, tree, collnetDirect, collnetChain, nvls;
   std::vector<const Graph*> dumpOrder() const { return {&ring, &tree, &collnetDirect, &collnetChain, &nvls}; }
 };
+
+struct SearchCache {
+  bool valid = false;
+  int rankOffset = 0;               // of the node that searched
+  NodeGraphs graphs;
+  std::vector<std::string> lines;   // what the searches logged (no rank numbers in them)
+};
+
+// The same graphs with every rank moved by `delta`.
+NodeGraphs shiftRanks(const NodeGraphs& graphs, int delta);
 
 struct SimulatedNode {
   int index = 0;

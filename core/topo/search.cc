@@ -65,8 +65,8 @@ void dupChannels(Graph& g, int ccMin) {
 // constraint (pass 1) or raise the speed (pass 2), until nothing is left to try.
 class Compute {
  public:
-  Compute(System& s, const Params& p, Graph& g, std::vector<SearchStep>* trace)
-      : sys_(s), params_(p), graph_(g), trace_(trace), engine_(s, p, g) {}
+  Compute(System& s, const Params& p, Graph& g, std::vector<SearchStep>* trace, std::vector<std::string>* lines)
+      : sys_(s), params_(p), graph_(g), trace_(trace), lines_(lines), engine_(s, p, g) {}
 
   Status start(const SearchOptions& options);
 
@@ -80,11 +80,18 @@ class Compute {
   bool raise(int time);
   void startPass2();
   void fallback();
+  std::string verdict_;
+  const char* step_ = "start";
+  void note(const std::string& line) {
+    WEFT_INFO(log::kGraph, "%s", line.c_str());
+    if (lines_ != nullptr) lines_->push_back(line);
+  }
 
   System& sys_;
   const Params& params_;
   Graph& graph_;
   std::vector<SearchStep>* trace_;
+  std::vector<std::string>* lines_;
   detail::SearchEngine engine_;
   Graph tmp_;
   int ngpus_ = 0;
@@ -106,7 +113,7 @@ int Compute::search(const char* what) {
   globalBudget_ -= time;
   engine_.searchRec(tmp_, &time);
   if (trace_ != nullptr) {
-    trace_->push_back(SearchStep{what, tmp_.bwIntra, tmp_.bwInter, tmp_.typeIntra, tmp_.typeInter, tmp_.crossNic,
+    trace_->push_back(SearchStep{graph_.id, what, tmp_.bwIntra, tmp_.bwInter, tmp_.typeIntra, tmp_.typeInter, tmp_.crossNic,
                                  tmp_.sameChannels, static_cast<int>(tmp_.pattern), budget, time, graph_.nChannels,
                                  graph_.bwIntra, graph_.bwInter});
   }
@@ -118,15 +125,20 @@ Compute::After Compute::relax(int time) {
   Graph& t = tmp_;
   if (t.sameChannels == 1 && !(amd_ && t.typeIntra == val(PathType::kSys))) {
     t.sameChannels = 0;  // different channels (not through AMD CPUs)
+    step_ = "diff channels";
     return After::kSearchAgain;
   }
   t.sameChannels = trySameChannels_;
   if (time != -1) globalBudget_ += time;
   else globalBudget_ = kGlobalBudget;
-  if (globalBudget_ < 0 && graph_.nChannels) return After::kDone;
+  if (globalBudget_ < 0 && graph_.nChannels) {
+    verdict_ = "the global step budget (2^19) ran out";
+    return After::kDone;
+  }
 
   if (ccMin_ >= 90 && t.pattern == Pattern::kBalancedTree) {
     t.pattern = Pattern::kTree;  // a simpler tree
+    step_ = "simpler tree";
     return After::kSearchAgain;
   }
   t.pattern = graph_.pattern;
@@ -134,6 +146,7 @@ Compute::After Compute::relax(int time) {
   int maxIntra = sys_.inter ? t.typeInter : maxTypeIntra_;
   if (t.typeIntra < maxIntra && (graph_.nChannels == 0 || t.typeIntra < graph_.typeIntra)) {
     t.typeIntra += 1;
+    step_ = "typeIntra+1";
     if (t.typeIntra < val(PathType::kDis)) return After::kSearchAgain;
   }
   t.typeIntra = minTypeIntra_;
@@ -141,6 +154,7 @@ Compute::After Compute::relax(int time) {
   if (sys_.inter && t.typeInter < maxTypeInter_ &&
       (graph_.nChannels == 0 || t.typeInter < graph_.typeInter || t.typeInter < val(PathType::kPxn))) {
     t.typeInter += 1;
+    step_ = "typeInter+1";
     if (t.typeInter < val(PathType::kDis)) return After::kSearchAgain;
   }
   t.typeInter = minTypeInter_;
@@ -148,6 +162,7 @@ Compute::After Compute::relax(int time) {
   if (crossNic_ == 2 && t.crossNic == 0 &&
       (graph_.pattern == Pattern::kRing || graph_.pattern == Pattern::kBalancedTree)) {
     t.crossNic = 2;  // alternate NICs between channels
+    step_ = "cross NIC";
     return After::kSearchAgain;
   }
   t.crossNic = crossNic_ == 1 ? 1 : 0;
@@ -155,11 +170,13 @@ Compute::After Compute::relax(int time) {
   if (speedIndex_ < speeds_.n - 1 &&
       (graph_.nChannels == 0 || speeds_.v[speedIndex_ + 1] / graph_.bwInter > .49)) {
     t.bwInter = t.bwIntra = speeds_.v[++speedIndex_];  // slower channels
+    step_ = "lower speed";
     return After::kSearchAgain;
   }
   speedIndex_ = 0;
   while (speeds_.v[speedIndex_] > maxBw_ && speedIndex_ < speeds_.n - 1) speedIndex_++;
   t.bwIntra = t.bwInter = speeds_.v[speedIndex_];
+  verdict_ = "every relaxation (channels, tree, path types, cross-NIC, speeds) was tried";
   return After::kDone;
 }
 
@@ -229,7 +246,7 @@ Status Compute::start(const SearchOptions& options) {
   if (options.graphFile != nullptr) {
     WEFT_INFO(log::kEnv, "NCCL_GRAPH_FILE set by environment to %s", options.graphFile->source().c_str());
     WEFT_ASSIGN_OR_RETURN(int loaded, graphFromXml(*options.graphFile, sys_, params_.crossNic, graph_));
-    WEFT_INFO(log::kGraph, "Search %d : %d channels loaded from XML graph", graph_.id, loaded);
+    note(strprintf("Search %d : %d channels loaded from XML graph", graph_.id, loaded));
     if (graph_.nChannels > 0) return Status::ok();
   }
   Graph& g = graph_;
@@ -263,9 +280,11 @@ void Compute::run() {
   int time = search("start");
   while (true) {
     bool done = time == -1 || static_cast<float>(graph_.nChannels) * graph_.bwInter >= sys_.totalBw;
+    if (pass == 1 && time == -1) verdict_ = "the channel limit was reached";
+    else if (pass == 1 && done) verdict_ = "the channels carry the GPUs' total bandwidth";
     if (!done && pass == 1) {
       if (relax(time) == After::kSearchAgain) {
-        time = search("relax");
+        time = search(step_);
         continue;
       }
     }
@@ -280,11 +299,24 @@ void Compute::run() {
     }
     break;
   }
+  if (trace_ != nullptr) {
+    SearchStep r;
+    r.graphId = graph_.id;
+    r.what = "result: pass 1 stopped because " + verdict_ + "; pass 2 kept the fastest speed that still found it";
+    r.pattern = static_cast<int>(graph_.pattern);
+    r.nChannels = graph_.nChannels;
+    r.bestBwIntra = graph_.bwIntra;
+    r.bestBwInter = graph_.bwInter;
+    r.typeIntra = graph_.typeIntra;
+    r.typeInter = graph_.typeInter;
+    r.crossNic = graph_.crossNic;
+    r.sameChannels = graph_.sameChannels;
+    trace_->push_back(r);
+  }
 }
 
 void Compute::fallback() {
-  WEFT_INFO(log::kGraph, "Could not find a path for pattern %d, falling back to simple order",
-            static_cast<int>(graph_.pattern));
+  note(strprintf("Could not find a path for pattern %d, falling back to simple order", static_cast<int>(graph_.pattern)));
   for (int i = 0; i < ngpus_; ++i) graph_.rank(0, i) = sys_.node(NodeType::kGpu, i).gpu.rank;
   graph_.inter[0] = graph_.inter[1] = 0;
   graph_.bwIntra = graph_.bwInter = 0.1f;
@@ -318,7 +350,7 @@ Status computeGraph(System& s, const Params& params, Graph& graph, const SearchO
   if (s.count(NodeType::kGpu) == 0) return invalidArgument("search: the system has no GPU");
   if (s.count(NodeType::kCpu) == 0) return invalidArgument("search: the system has no CPU");
   graph.resize(s.count(NodeType::kGpu));
-  Compute c(s, params, graph, options.trace);
+  Compute c(s, params, graph, options.trace, options.lines);
   return c.start(options);
 }
 

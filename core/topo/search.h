@@ -19,7 +19,8 @@ void searchInit(System& system);
 
 // One relaxation step tried by the search, for --explain.
 struct SearchStep {
-  std::string what;     // "start", "different channels", "typeIntra -> PHB", …
+  int graphId = 0;
+  std::string what;     // "start", "relax", "raise speed", or "result: <why the search stopped>"
   float bwIntra = 0;    // the speeds tried
   float bwInter = 0;
   int typeIntra = 0;
@@ -41,6 +42,7 @@ struct SearchStep {
 struct SearchOptions {
   const TopoXml* graphFile = nullptr;
   std::vector<SearchStep>* trace = nullptr;
+  std::vector<std::string>* lines = nullptr;  // also receives the INFO lines the search logs
 };
 Status computeGraph(System& system, const Params& params, Graph& graph, const SearchOptions& options = {});
 
