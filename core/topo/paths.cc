@@ -191,6 +191,23 @@ Status applyNicPaths(System& s, const Params& params) {
   return Status::ok();
 }
 
+void markIntelPaths(System& s) {
+  for (NodeType t : kAllNodeTypes) {
+    for (Node& n : s.nodes(t)) {
+      for (auto& paths : n.paths) {
+        for (Path& p : paths) {
+          p.viaIntelCpu = false;
+          for (const Link* hop : p.hops) {
+            const Node& h = s.node(hop->rem);
+            if (h.type == NodeType::kCpu && h.cpu.arch == kCpuArchX86 && h.cpu.vendor == kCpuVendorIntel)
+              p.viaIntelCpu = true;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Status computePaths(System& s, const Params& params, const CommView* comm) {
@@ -204,6 +221,8 @@ Status computePaths(System& s, const Params& params, const CommView* comm) {
   applyC2cNicPaths(s);
   WEFT_TRY(applyNicPaths(s, params));
   for (int n = 0; n < s.count(NodeType::kNet); ++n) s.node(NodeType::kNet, n).net.localGpu = localGpu(s, params, n);
+  markIntelPaths(s);
+  s.finalizeLinks();
   return Status::ok();
 }
 
@@ -331,8 +350,12 @@ int localCpu(const System& s, int gpu) {
   return best;
 }
 
-std::vector<int> localNodes(const System& s, NodeType type, int index, NodeType resultType, PathType* pathType) {
-  std::vector<int> out;
+namespace {
+
+// localNodes into a reused buffer: the search setup calls it tens of thousands of times.
+void localNodesInto(const System& s, NodeType type, int index, NodeType resultType, PathType* pathType,
+                    std::vector<int>& out) {
+  out.clear();
   const auto& paths = s.node(type, index).paths[idx(resultType)];
   PathType minType = PathType::kDis;
   float maxBw = 0;
@@ -345,20 +368,29 @@ std::vector<int> localNodes(const System& s, NodeType type, int index, NodeType 
     }
     if (paths[i].bw == maxBw && paths[i].type == minType) out.push_back(static_cast<int>(i));
   }
+}
+
+}  // namespace
+
+std::vector<int> localNodes(const System& s, NodeType type, int index, NodeType resultType, PathType* pathType) {
+  std::vector<int> out;
+  localNodesInto(s, type, index, resultType, pathType, out);
   return out;
 }
 
 int localNet(const System& s, const Params& params, int rank, int channelId) {
   int gpu = s.gpuIndexOfRank(rank);
   if (gpu < 0) return -1;
-  std::vector<int> nets = localNodes(s, NodeType::kGpu, gpu, NodeType::kNet);
+  thread_local std::vector<int> nets, gpus;
+  localNodesInto(s, NodeType::kGpu, gpu, NodeType::kNet, nullptr, nets);
   if (nets.empty()) return -1;
   int count = static_cast<int>(nets.size());
   int netsPerGpu = 1;
   switch (params.netDevsPolicy) {
     case NetDevsPolicy::kAuto: {
-      int gpus = static_cast<int>(localNodes(s, NodeType::kNet, nets[0], NodeType::kGpu).size());
-      netsPerGpu = gpus > 0 ? (count + gpus - 1) / gpus : 1;
+      localNodesInto(s, NodeType::kNet, nets[0], NodeType::kGpu, nullptr, gpus);
+      int n = static_cast<int>(gpus.size());
+      netsPerGpu = n > 0 ? (count + n - 1) / n : 1;
       break;
     }
     case NetDevsPolicy::kAll: netsPerGpu = count; break;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "core/topo/paths.h"
 
@@ -11,9 +12,18 @@ namespace {
 
 constexpr int kPciOrderBudget = 1 << 10;  // the PCI-order reference try: not counted, kept short
 
+// roundf (half away from zero) without the libm call, exact: floats of magnitude 2^23 or more
+// are integers, and below 2^31 truncation to int and x - trunc(x) are exact.
+inline float roundHalfAway(float x) {
+  if (!(std::fabs(x) < 2147483648.0f)) return x;
+  float t = static_cast<float>(static_cast<int32_t>(x));
+  float frac = x - t;
+  return t + static_cast<float>((frac >= 0.5f) - (frac <= -0.5f));
+}
+
 // Floating-point subtraction rounded to 1e-3, so that reserving and releasing bandwidth
 // returns links to their exact starting values (NCCL's SUB_ROUND).
-float subRound(float a, float b) { return std::roundf((a - b) * 1000) / 1000; }
+float subRound(float a, float b) { return roundHalfAway((a - b) * 1000) / 1000; }
 
 bool isTree(Pattern p) { return p == Pattern::kBalancedTree || p == Pattern::kTree || p == Pattern::kSplitTree; }
 
@@ -40,6 +50,9 @@ bool scoreBefore(const GpuScore& a, const GpuScore& b) {
 
 SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
     : sys_(system), params_(params), best_(best), ngpus_(system.count(NodeType::kGpu)) {
+  buildPathTables();
+  used_.assign(static_cast<size_t>(ngpus_), 0);
+  for (const Node& gpu : sys_.nodes(NodeType::kGpu)) ranks_.push_back(gpu.gpu.rank);
   // A GPU's PCI bandwidth: the narrower direction of its link to its switch (truncated to int,
   // as NCCL's scores are ints).
   for (int g = 0; g < ngpus_; ++g) {
@@ -57,6 +70,17 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
     gpuPciBw_.push_back(bw);
   }
   int nets = sys_.count(NodeType::kNet);
+  for (const Node& n : sys_.nodes(NodeType::kNet)) {
+    netIds_.push_back(n.id);
+    netKeys_.push_back(NetKey{n.id, n.net.asic, n.net.port});
+  }
+  // NET indices sharing a physical port (same ASIC and port): they share its bandwidth.
+  samePort_.resize(netKeys_.size());
+  for (size_t a = 0; a < netKeys_.size(); ++a)
+    for (size_t b = 0; b < netKeys_.size(); ++b)
+      if (netKeys_[a].asic == netKeys_[b].asic && netKeys_[a].port == netKeys_[b].port)
+        samePort_[a].push_back(static_cast<int>(b));
+  sortedCache_.resize(static_cast<size_t>(ngpus_ * (nets + 1)));
   netLocalGpus_.resize(static_cast<size_t>(nets));
   netLocalType_.assign(static_cast<size_t>(nets), PathType::kDis);
   for (int n = 0; n < nets; ++n) {
@@ -71,43 +95,63 @@ const std::vector<int>& SearchEngine::netLocalGpus(int n, PathType* pathType) {
   return netLocalGpus_[static_cast<size_t>(n)];
 }
 
-Link* SearchEngine::reverseLink(NodeRef from, NodeRef to, LinkType type) {
-  for (Link& l : sys_.node(to).links)
-    if (l.rem == from && l.type == type) return &l;
-  return nullptr;
+void SearchEngine::buildPathTables() {
+  const NodeType kinds[] = {NodeType::kGpu, NodeType::kNet, NodeType::kNvs};
+  for (NodeType t1 : kinds) {
+    for (NodeType t2 : kinds) {
+      Table& table = tables_[idx(t1)][idx(t2)];
+      table.stride = sys_.count(t2);
+      table.paths.assign(static_cast<size_t>(sys_.count(t1) * sys_.count(t2)), FastPath{});
+      bool intra = (t1 == NodeType::kGpu || t1 == NodeType::kNvs) && (t2 == NodeType::kGpu || t2 == NodeType::kNvs);
+      for (int i1 = 0; i1 < sys_.count(t1); ++i1) {
+        const auto& paths = sys_.node(t1, i1).paths[idx(t2)];
+        for (int i2 = 0; i2 < sys_.count(t2); ++i2) {
+          FastPath& f = table.paths[static_cast<size_t>(i1 * table.stride + i2)];
+          f.intra = intra;
+          f.fromGpu = t1 == NodeType::kGpu;
+          const auto& revPaths = sys_.node(t2, i2).paths[idx(t1)];
+          if (paths.empty() || revPaths.empty()) continue;  // never computed: unusable, as DIS
+          const Path& p = paths[static_cast<size_t>(i2)];
+          f.hops = p.hops.data();
+          f.count = p.count();
+          f.type = val(p.type);
+          f.revType = val(revPaths[static_cast<size_t>(i1)].type);
+          // GPU P2P through an Intel CPU root complex turns into 64-byte TLPs: more PCI bandwidth.
+          f.pciOverhead = p.type == PathType::kPhb && f.fromGpu && p.viaIntelCpu;
+          f.plain = !f.pciOverhead;
+          for (const Link* l : p.hops) {
+            if (l->revCost == RevCost::kPowerNvlink || (l->revCost == RevCost::kPreAmpereGpu && !f.fromGpu))
+              f.plain = false;
+          }
+        }
+      }
+    }
+  }
 }
 
 // Reserves `bw` on the first `maxSteps` links of `path`; returns how many it could reserve.
-int SearchEngine::followLinks(const Path& path, NodeRef start, int maxSteps, float bw) {
-  const Node& startNode = sys_.node(start);
-  float pciBw = bw;
-  // GPU P2P through an Intel CPU root complex turns into 64-byte TLPs: it costs more PCI bandwidth.
-  if (path.type == PathType::kPhb && startNode.type == NodeType::kGpu) {
-    for (const Link* hop : path.hops) {
-      const Node& n = sys_.node(hop->rem);
-      if (n.type == NodeType::kCpu && n.cpu.arch == kCpuArchX86 && n.cpu.vendor == kCpuVendorIntel) pciBw = bw * 6 / 5;
+int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
+  if (path.plain) {
+    // Most paths: every link costs `bw`, nothing in the reverse direction.
+    for (int step = 0; step < maxSteps; ++step) {
+      Link* link = path.hops[step];
+      if (link->bw < bw) return step;
+      link->bw = subRound(link->bw, bw);
     }
+    return maxSteps;
   }
-  NodeRef node = start;
+  const float pciBw = path.pciOverhead ? bw * 6 / 5 : bw;
   for (int step = 0; step < maxSteps; ++step) {
-    Link* link = path.hops[static_cast<size_t>(step)];
-    const Node& rem = sys_.node(link->rem);
-    float fwBw = link->type == LinkType::kPci ? pciBw : bw;
-    float revBw = 0;
-    Link* revLink = nullptr;
+    Link* link = path.hops[step];
+    const float fwBw = link->type == LinkType::kPci ? pciBw : bw;
     // Traffic into a pre-Ampere GPU also costs 1/8 of it the other way; a POWER CPU NVLink the full amount.
-    if (rem.type == NodeType::kGpu && rem.gpu.cudaCompCap < 80 && startNode.type != NodeType::kGpu) {
-      revLink = reverseLink(node, link->rem, link->type);
-      revBw += fwBw / 8;
-    }
-    if (rem.type == NodeType::kCpu && rem.cpu.arch == kCpuArchPower && link->type == LinkType::kNvl) {
-      if (revLink == nullptr) revLink = reverseLink(node, link->rem, link->type);
-      revBw += fwBw;
-    }
-    if (link->bw < fwBw || (revBw != 0 && revLink != nullptr && revLink->bw < revBw)) return step;
+    float revBw = 0;
+    if (link->revCost == RevCost::kPreAmpereGpu && !path.fromGpu) revBw = fwBw / 8;
+    if (link->revCost == RevCost::kPowerNvlink) revBw = fwBw;
+    Link* revLink = revBw != 0 ? link->rev : nullptr;
+    if (link->bw < fwBw || (revLink != nullptr && revLink->bw < revBw)) return step;
     link->bw = subRound(link->bw, fwBw);
-    if (revBw != 0 && revLink != nullptr) revLink->bw = subRound(revLink->bw, revBw);
-    node = link->rem;
+    if (revLink != nullptr) revLink->bw = subRound(revLink->bw, revBw);
   }
   return maxSteps;
 }
@@ -115,25 +159,22 @@ int SearchEngine::followLinks(const Path& path, NodeRef start, int maxSteps, flo
 // ncclTopoFollowPath: with mult > 0, reserves the graph's bandwidth along the path from
 // (t1,i1) to (t2,i2) if its type and bandwidth allow; with mult < 0, releases it.
 bool SearchEngine::followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult) {
-  const auto& paths = sys_.node(t1, i1).paths[idx(t2)];
-  const auto& revPaths = sys_.node(t2, i2).paths[idx(t1)];
-  if (paths.empty() || revPaths.empty()) return false;
-  const Path& path = paths[static_cast<size_t>(i2)];
-  const Path& revPath = revPaths[static_cast<size_t>(i1)];
-  bool intra = (t1 == NodeType::kGpu || t1 == NodeType::kNvs) && (t2 == NodeType::kGpu || t2 == NodeType::kNvs);
-  float bw = intra ? graph.bwIntra : graph.bwInter;
-  int type = intra ? graph.typeIntra : graph.typeInter;
-  if (path.type >= PathType::kDis) return false;
-  if (mult == 1 && val(path.type) > type) return false;
-  if (mult == 1 && isTree(graph.pattern) && val(revPath.type) > type) return false;
-  bw *= mult;
-  int steps = followLinks(path, {t1, i1}, path.count(), bw);
-  if (steps < path.count()) {
-    followLinks(path, {t1, i1}, steps, -bw);
+  const FastPath& path = fastPath(t1, i1, t2, i2);
+  if (path.type >= val(PathType::kDis)) return false;
+  const int type = path.intra ? graph.typeIntra : graph.typeInter;
+  if (mult == 1) {
+    if (path.type > type) return false;
+    if (isTree(graph.pattern) && path.revType > type) return false;
+  }
+  const float bw = (path.intra ? graph.bwIntra : graph.bwInter) * mult;
+  int steps = followLinks(path, path.count, bw);
+  if (steps < path.count) {
+    followLinks(path, steps, -bw);
     return false;
   }
   // int += float, as NCCL's nHops arithmetic (fractional multipliers truncate).
-  graph.nHops = static_cast<int>(static_cast<float>(graph.nHops) + mult * static_cast<float>(path.count()));
+  if (mult == 1 || mult == -1) graph.nHops += static_cast<int>(mult) * path.count;
+  else graph.nHops = static_cast<int>(static_cast<float>(graph.nHops) + mult * static_cast<float>(path.count));
   return true;
 }
 
@@ -142,10 +183,9 @@ void SearchEngine::tryGpu(Graph& graph, int step, int backToNet, int backToFirst
   const uint64_t flag = 1ull << graph.nChannels;
   NodeType from = static_cast<NodeType>(fromType);
   if (fromType != -1 && !followPath(graph, from, fromIndex, NodeType::kGpu, g, 1)) return;
-  Node& gpu = sys_.node(NodeType::kGpu, g);
-  gpu.used ^= flag;
+  used_[static_cast<size_t>(g)] ^= flag;
   recGpu(graph, g, step, backToNet, backToFirstRank, order, time);
-  gpu.used ^= flag;
+  used_[static_cast<size_t>(g)] ^= flag;
   if (fromType != -1) followPath(graph, from, fromIndex, NodeType::kGpu, g, -1);
 }
 
@@ -186,7 +226,7 @@ void SearchEngine::recGpu(Graph& graph, int g, int step, int backToNet, int back
     channelDone(graph, time);
     return;
   }
-  graph.rank(graph.nChannels, step) = sys_.node(NodeType::kGpu, g).gpu.rank;
+  graph.rank(graph.nChannels, step) = ranks_[static_cast<size_t>(g)];
   if (step == backToNet) {
     if (sys_.inter) backToNetStep(graph, g, step, backToFirstRank, order, time);
   } else if (graph.pattern == Pattern::kNvls) {
@@ -208,9 +248,30 @@ void SearchEngine::recGpu(Graph& graph, int g, int step, int backToNet, int back
 }
 
 void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstRank, int order, int* time) {
-  int startNet = sys_.find(NodeType::kNet, graph.inter[static_cast<size_t>(graph.nChannels * 2)]);
+  int startNet = netIndex(graph.inter[static_cast<size_t>(graph.nChannels * 2)]);
   if (startNet < 0) return;
-  const std::vector<int> nets = selectNets(graph.typeInter, g);
+  // Iterate only the NICs checkNet can accept, in the same order: a required NIC when the
+  // pattern names one, else the start NIC's port without cross-NIC, else all of them.
+  int required = -1;
+  if (graph.pattern == Pattern::kTree) {
+    required = startNet;
+  } else if (graph.pattern == Pattern::kRing && graph.crossNic == 2 && (graph.nChannels & 1)) {
+    required = netIndex(graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2)]);
+    if (required < 0) required = -2;
+  } else if (graph.pattern == Pattern::kBalancedTree && step != 0) {
+    required = netIndex(graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)]);
+    if (required < 0) required = -2;
+  }
+  int one[1] = {required};
+  std::span<const int> nets;
+  if (required >= 0) {
+    if (inSelectNets(graph.typeInter, g, required)) nets = std::span<const int>(one, 1);
+  } else if (required == -1 && graph.crossNic == 0) {
+    nets = sameRailNets(graph.typeInter, g, startNet);
+  } else {
+    nets = selectNets(graph.typeInter, g);
+  }
+  if (required < -1) return;
   for (int n : nets) {
     if (!checkNet(graph, startNet, n, step)) continue;
     int nextBackToNet = -1;
@@ -256,67 +317,100 @@ void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet, int
 
 // ncclTopoSearchNextGpuSort: candidates by NIC bandwidth, PCI bandwidth, hops to the NIC, then
 // GPU bandwidth and hops, then distance in index order. With an NVSwitch, only the index
-// neighbours are tried.
+// neighbours are tried. The sort keys depend only on paths, so each (GPU, NIC) order is
+// sorted once; a step only filters out the GPUs this channel already uses.
 int SearchEngine::nextGpus(const Graph& graph, int g, int sortNet, int* next) {
   const uint64_t flag = 1ull << graph.nChannels;
-  const auto& paths = sys_.node(NodeType::kGpu, g).paths[idx(NodeType::kGpu)];
-  const std::vector<Path>* netPaths = nullptr;
-  if (sortNet != 0) {
-    int n = sys_.find(NodeType::kNet, graph.inter[static_cast<size_t>(graph.nChannels * 2)]);
-    if (n >= 0) netPaths = &sys_.node(NodeType::kNet, n).paths[idx(NodeType::kGpu)];
+  auto usable = [&](int c) {
+    return c != g && sys_.node(NodeType::kGpu, g).pathTo(NodeType::kGpu, c).count() != 0 &&
+           !(used_[static_cast<size_t>(c)] & flag);
+  };
+  if (sys_.count(NodeType::kNvs) != 0) {
+    // NVSwitches prefer a limited set of peers: the neighbours, each moved to the front in turn.
+    int prevGpu = (g - 1 + ngpus_) % ngpus_;
+    int nextGpu = (g + 1) % ngpus_;
+    int first[2];
+    int firstCount;
+    if (graph.pattern == Pattern::kRing) {
+      first[0] = nextGpu, first[1] = prevGpu, firstCount = 2;
+    } else if (graph.pattern == Pattern::kSplitTree || graph.pattern == Pattern::kBalancedTree) {
+      first[0] = prevGpu, first[1] = nextGpu, firstCount = 2;
+    } else {
+      first[0] = nextGpu, firstCount = 1;
+    }
+    if (nextGpu == prevGpu && firstCount == 2) firstCount = 1;
+    int count = 0;
+    for (int f = 0; f < firstCount; ++f) {
+      if (!usable(first[f])) continue;
+      for (int i = count; i > 0; --i) next[i] = next[i - 1];
+      next[0] = first[f];
+      ++count;
+    }
+    return count;
   }
-  GpuScore stackScores[256];
-  std::vector<GpuScore> heap;
-  GpuScore* scores = stackScores;
-  if (ngpus_ > 256) {
-    heap.resize(static_cast<size_t>(ngpus_));
-    scores = heap.data();
-  }
+  int net = -1;
+  if (sortNet != 0) net = netIndex(graph.inter[static_cast<size_t>(graph.nChannels * 2)]);
+  const std::vector<Candidate>& order = sortedCandidates(g, net);
   int count = 0;
+  bool sameIntra = true;
+  const Candidate* firstUsable = nullptr;
+  for (const Candidate& c : order) {
+    if (used_[static_cast<size_t>(c.g)] & flag) continue;
+    if (firstUsable == nullptr) firstUsable = &c;
+    else if (c.intraBw != firstUsable->intraBw || c.intraNhops != firstUsable->intraNhops) sameIntra = false;
+    next[count++] = c.g;
+  }
+  if (sortNet == -1 && sameIntra) std::reverse(next, next + count);
+  return count;
+}
+
+const std::vector<SearchEngine::Candidate>& SearchEngine::sortedCandidates(int g, int net) {
+  auto& slot = sortedCache_[static_cast<size_t>(g * (sys_.count(NodeType::kNet) + 1) + (net + 1))];
+  if (slot.ready) return slot.order;
+  const auto& paths = sys_.node(NodeType::kGpu, g).paths[idx(NodeType::kGpu)];
+  const std::vector<Path>* netPaths = net >= 0 ? &sys_.node(NodeType::kNet, net).paths[idx(NodeType::kGpu)] : nullptr;
+  std::vector<GpuScore> scores;
   for (int i = 1; i < ngpus_; ++i) {
     int c = (g + i) % ngpus_;
     const Path& p = paths[static_cast<size_t>(c)];
     if (p.count() == 0) continue;
-    if (sys_.node(NodeType::kGpu, c).used & flag) continue;
-    GpuScore s{c, i, p.count(), static_cast<int>(p.bw), 0, 0, 0};
+    GpuScore sc{c, i, p.count(), static_cast<int>(p.bw), 0, 0, 0};
     if (netPaths != nullptr) {
       const Path& np = (*netPaths)[static_cast<size_t>(c)];
-      s.interNhops = np.count();
-      s.interPciBw = gpuPciBw(c);
-      s.interBw = static_cast<int>(np.bw);
+      sc.interNhops = np.count();
+      sc.interPciBw = gpuPciBw(c);
+      sc.interBw = static_cast<int>(np.bw);
     }
-    scores[count++] = s;
+    scores.push_back(sc);
   }
-  std::sort(scores, scores + count, scoreBefore);
-  bool sameIntra = true;
-  for (int i = 1; i < count; ++i)
-    if (scores[i].intraBw != scores[0].intraBw || scores[i].intraNhops != scores[0].intraNhops) sameIntra = false;
-  for (int i = 0; i < count; ++i) next[i] = sortNet == -1 && sameIntra ? scores[count - 1 - i].g : scores[i].g;
-  if (sys_.count(NodeType::kNvs) == 0) return count;
+  std::sort(scores.begin(), scores.end(), scoreBefore);
+  for (const GpuScore& sc : scores) slot.order.push_back(Candidate{sc.g, sc.intraBw, sc.intraNhops});
+  slot.ready = true;
+  return slot.order;
+}
 
-  // NVSwitches prefer a limited set of peers: try the neighbours first, and only them.
-  int prevGpu = (g - 1 + ngpus_) % ngpus_;
-  int nextGpu = (g + 1) % ngpus_;
-  int first[2];
-  int firstCount;
-  if (graph.pattern == Pattern::kRing) {
-    first[0] = nextGpu, first[1] = prevGpu, firstCount = 2;
-  } else if (graph.pattern == Pattern::kSplitTree || graph.pattern == Pattern::kBalancedTree) {
-    first[0] = prevGpu, first[1] = nextGpu, firstCount = 2;
-  } else {
-    first[0] = nextGpu, firstCount = 1;
+bool SearchEngine::inSelectNets(int typeInter, int g, int n) {
+  const std::vector<int>& nets = selectNets(typeInter, g);
+  return std::find(nets.begin(), nets.end(), n) != nets.end();
+}
+
+const std::vector<int>& SearchEngine::sameRailNets(int typeInter, int g, int startNet) {
+  auto key = std::make_tuple(typeInter, g, startNet);
+  auto it = sameRailCache_.find(key);
+  if (it != sameRailCache_.end()) return it->second;
+  std::vector<int> out;
+  const NetKey& start = netKeys_[static_cast<size_t>(startNet)];
+  for (int n : selectNets(typeInter, g)) {
+    const NetKey& k = netKeys_[static_cast<size_t>(n)];
+    if (k.asic == start.asic && k.port == start.port) out.push_back(n);
   }
-  if (nextGpu == prevGpu && firstCount == 2) firstCount = 1;
-  int real = 0;
-  for (int f = 0; f < firstCount; ++f) {
-    int i = 0;
-    while (i < count && next[i] != first[f]) ++i;
-    if (i == count) continue;
-    for (; i > 0; --i) next[i] = next[i - 1];
-    next[0] = first[f];
-    ++real;
-  }
-  return real;
+  return sameRailCache_.emplace(key, std::move(out)).first->second;
+}
+
+int SearchEngine::netIndex(int64_t id) const {
+  for (size_t i = 0; i < netIds_.size(); ++i)
+    if (netIds_[i] == id) return static_cast<int>(i);
+  return -1;
 }
 
 void SearchEngine::tryNvls(Graph& graph, int g, int* time) {
@@ -378,14 +472,14 @@ void SearchEngine::tryCollnetDirect(Graph& graph, int g, int* time) {
 }
 
 bool SearchEngine::checkNet(const Graph& graph, int startNet, int n, int step) const {
-  const Node& net = sys_.node(NodeType::kNet, n);
-  const Node& start = sys_.node(NodeType::kNet, startNet);
+  const NetKey& net = netKeys_[static_cast<size_t>(n)];
+  const NetKey& start = netKeys_[static_cast<size_t>(startNet)];
   if (graph.pattern == Pattern::kTree && net.id != start.id) return false;  // trees are symmetric
   if (graph.pattern == Pattern::kRing && graph.crossNic == 2) {
     // Alternating rings: odd channels end on the NIC the previous channel started from.
     if ((graph.nChannels & 1) && net.id != graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2)]) return false;
   } else if (graph.crossNic == 0) {
-    if (net.net.asic != start.net.asic || net.net.port != start.net.port) return false;
+    if (net.asic != start.asic || net.port != start.port) return false;
   }
   if (graph.pattern == Pattern::kBalancedTree && step != 0 &&
       net.id != graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)])
@@ -394,16 +488,13 @@ bool SearchEngine::checkNet(const Graph& graph, int startNet, int n, int step) c
 }
 
 void SearchEngine::reserveNetBw(int n, int bw) {
-  const Node& net = sys_.node(NodeType::kNet, n);
-  uint64_t asic = net.net.asic;
-  int port = net.net.port;
-  for (Node& other : sys_.nodes(NodeType::kNet))
-    if (other.net.asic == asic && other.net.port == port) other.net.bw -= static_cast<float>(bw);
+  auto& nets = sys_.nodes(NodeType::kNet);
+  for (int i : samePort_[static_cast<size_t>(n)]) nets[static_cast<size_t>(i)].net.bw -= static_cast<float>(bw);
 }
 
 void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int* time) {
   const int bw = static_cast<int>(graph.bwInter);  // NCCL truncates the NIC bandwidth check to int
-  const std::vector<int> nets = selectNets(graph.typeInter, -1);
+  const std::vector<int>& nets = selectNets(graph.typeInter, -1);
   int netCount = static_cast<int>(nets.size());
   bool found = false;
   bool heads = graph.pattern == Pattern::kNvls || graph.pattern == Pattern::kCollnetDirect;
@@ -464,7 +555,7 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
   int localGpu = sys_.node(NodeType::kNet, n).net.localGpu;
   if (localGpu != -1) tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, net, n, localGpu);
   PathType type;
-  const std::vector<int> gpus = netLocalGpus(n, &type);
+  const std::vector<int>& gpus = netLocalGpus(n, &type);
   if (type == PathType::kDis) return;
   for (int g : gpus)
     if (g != localGpu) tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, net, n, g);

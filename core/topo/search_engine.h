@@ -5,6 +5,7 @@
 
 #include <array>
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include "core/topo/graph.h"
@@ -23,9 +24,25 @@ class SearchEngine {
  private:
   enum Order { kFree = 0, kPciOrder = 1, kReplay = 2 };
 
+  // A path as the search uses it, packed: built once per search from the System's paths.
+  struct FastPath {
+    Link* const* hops = nullptr;
+    int count = 0;
+    int type = 11;           // PathType value; DIS when the path does not exist
+    int revType = 11;        // the reverse path's type (trees check both directions)
+    bool pciOverhead = false;  // from a GPU through an Intel CPU (PHB): PCI links cost 6/5
+    bool fromGpu = false;
+    bool intra = false;      // both ends GPU/NVS: uses the graph's intra speed and type
+    bool plain = false;      // every link costs the same bandwidth, nothing in reverse
+  };
+  void buildPathTables();
+  const FastPath& fastPath(NodeType t1, int i1, NodeType t2, int i2) const {
+    const Table& t = tables_[idx(t1)][idx(t2)];
+    return t.paths[static_cast<size_t>(i1 * t.stride + i2)];
+  }
+
   bool followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult);
-  int followLinks(const Path& path, NodeRef start, int maxSteps, float bw);
-  Link* reverseLink(NodeRef from, NodeRef to, LinkType type);
+  int followLinks(const FastPath& path, int maxSteps, float bw);
   void tryGpu(Graph& graph, int step, int backToNet, int backToFirstRank, int order, int* time, int fromType,
               int fromIndex, int g);
   void recGpu(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order, int* time);
@@ -45,14 +62,47 @@ class SearchEngine {
 
   // Lists that depend only on paths, computed once per search.
   const std::vector<int>& selectNets(int typeInter, int gpu);
+  const std::vector<int>& sameRailNets(int typeInter, int gpu, int startNet);
+  bool inSelectNets(int typeInter, int gpu, int n);
   const std::vector<int>& netLocalGpus(int n, PathType* pathType);
   int gpuPciBw(int g) const { return gpuPciBw_[static_cast<size_t>(g)]; }
+  int netIndex(int64_t id) const;
+
+  // Next-GPU candidates of GPU g in search order when heading back to NIC `net` (-1: none).
+  struct Candidate {
+    int g;
+    int intraBw;
+    int intraNhops;
+  };
+  struct SortedSlot {
+    bool ready = false;
+    std::vector<Candidate> order;
+  };
+  const std::vector<Candidate>& sortedCandidates(int g, int net);
+
+  struct Table {
+    int stride = 0;
+    std::vector<FastPath> paths;
+  };
+  std::array<std::array<Table, kNodeTypeCount>, kNodeTypeCount> tables_;
 
   System& sys_;
   const Params& params_;
   Graph& best_;
   int ngpus_;
   std::vector<int> gpuPciBw_;
+  std::vector<uint64_t> used_;  // per GPU, one bit per channel: already in that channel
+  std::vector<int> ranks_;      // per GPU index
+  std::vector<int64_t> netIds_;
+  struct NetKey {
+    int64_t id;
+    uint64_t asic;
+    int port;
+  };
+  std::vector<NetKey> netKeys_;  // a NIC port's identity, packed for the hot checks
+  std::vector<std::vector<int>> samePort_;
+  std::map<std::tuple<int, int, int>, std::vector<int>> sameRailCache_;
+  std::vector<SortedSlot> sortedCache_;
   std::map<std::pair<int, int>, std::vector<int>> selectNetsCache_;
   std::vector<std::vector<int>> netLocalGpus_;
   std::vector<PathType> netLocalType_;

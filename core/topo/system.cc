@@ -66,6 +66,29 @@ void System::connect(NodeRef from, NodeRef rem, LinkType type, float bw) {
   }
 }
 
+void System::finalizeLinks() {
+  for (auto& kind : nodes_) {
+    for (size_t i = 0; i < kind.size(); ++i) {
+      Node& n = kind[i];
+      NodeRef self{n.type, static_cast<int>(i)};
+      for (Link& l : n.links) {
+        Node& rem = node(l.rem);
+        l.rev = nullptr;
+        for (Link& back : rem.links) {
+          if (back.rem == self && back.type == l.type) {
+            l.rev = &back;
+            break;
+          }
+        }
+        l.revCost = RevCost::kNone;
+        if (rem.type == NodeType::kGpu && rem.gpu.cudaCompCap < 80) l.revCost = RevCost::kPreAmpereGpu;
+        if (rem.type == NodeType::kCpu && rem.cpu.arch == kCpuArchPower && l.type == LinkType::kNvl)
+          l.revCost = RevCost::kPowerNvlink;
+      }
+    }
+  }
+}
+
 void System::removeNode(NodeType t, int index) {
   for (auto& kind : nodes_) {
     for (Node& n : kind) {

@@ -20,10 +20,19 @@ struct NodeRef {
   bool operator==(const NodeRef&) const = default;
 };
 
+// What following a link costs in the other direction (set by finalizeLinks for the search).
+enum class RevCost : uint8_t {
+  kNone = 0,
+  kPreAmpereGpu = 1,  // into a GPU older than sm80: 1/8 of the traffic back, unless sent by a GPU
+  kPowerNvlink = 2,   // NVLink into a POWER CPU: the full traffic back
+};
+
 struct Link {
   LinkType type = LinkType::kLoc;
   float bw = 0;
   NodeRef rem;
+  Link* rev = nullptr;  // the link from rem back to this node, same type (finalizeLinks)
+  RevCost revCost = RevCost::kNone;
 };
 
 // A path from a node to one node of a given kind: the links to follow, starting at the node
@@ -33,6 +42,7 @@ struct Path {
   std::vector<Link*> hops;
   float bw = 0;
   PathType type = PathType::kDis;
+  bool viaIntelCpu = false;  // crosses an x86 Intel CPU (its root complex splits P2P into 64B TLPs)
   int count() const { return static_cast<int>(hops.size()); }
 };
 
@@ -111,6 +121,8 @@ class System {
   // Removes a node and every link to it, and renumbers references to later nodes of its kind.
   // Paths are dropped: recompute them afterwards.
   void removeNode(NodeType t, int index);
+  // Fills Link::rev and Link::revCost for every link; call once links no longer change.
+  void finalizeLinks();
 
   // Host identification: hostHashes()[systemId].
   std::vector<uint64_t>& hostHashes() { return hostHashes_; }
