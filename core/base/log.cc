@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -25,6 +26,7 @@ constexpr SubsysName kSubsysNames[] = {
 };
 
 thread_local int tlsDevice = 0;
+thread_local ScopedRecorder* tlsRecorder = nullptr;
 
 std::string hostName() {
   char buf[256] = {};
@@ -164,6 +166,19 @@ void Logger::emit(Level level, uint64_t subsys, const char* file, int line, cons
 void Logger::emitV(Level level, uint64_t subsys, const char* file, int line, const char* fmt,
                    va_list ap) {
   if (!enabled(level, subsys)) return;
+  if (tlsRecorder != nullptr && tlsRecorder->wants(level, subsys)) {
+    va_list copy;
+    va_copy(copy, ap);
+    char buf[1024];
+    int n = std::vsnprintf(buf, sizeof(buf), fmt, copy);
+    va_end(copy);
+    std::string_view payload(buf, n < 0 ? 0 : std::min<size_t>(static_cast<size_t>(n), sizeof(buf) - 1));
+    while (!payload.empty() && payload.back() == '\n') payload.remove_suffix(1);
+    tlsRecorder->add(payload);
+    bool normal = static_cast<int>(level) <= static_cast<int>(options_.level) &&
+                  (level <= Level::kWarn || (subsys & options_.mask) != 0);
+    if (!normal) return;
+  }
   std::string text = prefix(level, file, line);
   va_list copy;
   va_copy(copy, ap);
@@ -193,6 +208,13 @@ Logger& processLogger() {
 }
 
 int currentDevice() { return tlsDevice; }
+
+ScopedRecorder::ScopedRecorder(std::vector<std::string>* out, uint64_t mask)
+    : out_(out), mask_(mask), saved_(tlsRecorder) {
+  tlsRecorder = this;
+}
+ScopedRecorder::~ScopedRecorder() { tlsRecorder = saved_; }
+ScopedRecorder* currentRecorder() { return tlsRecorder; }
 
 ScopedDevice::ScopedDevice(int device) : saved_(tlsDevice) { tlsDevice = device; }
 ScopedDevice::~ScopedDevice() { tlsDevice = saved_; }

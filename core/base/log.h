@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace weft::log {
 
@@ -59,6 +60,24 @@ const char* levelName(Level level);
 // Receives every emitted line (without the trailing newline). Used by tests and embedders.
 using Sink = std::function<void(Level, uint64_t subsys, std::string_view line)>;
 
+// While alive on a thread, receives the INFO lines of `mask` logged on that thread (payload only,
+// without prefix), whatever the logger's level: how embedders get NCCL's log of an offline run.
+class ScopedRecorder {
+ public:
+  explicit ScopedRecorder(std::vector<std::string>* out, uint64_t mask = kGraph);
+  ~ScopedRecorder();
+  ScopedRecorder(const ScopedRecorder&) = delete;
+  ScopedRecorder& operator=(const ScopedRecorder&) = delete;
+  bool wants(Level level, uint64_t subsys) const { return level == Level::kInfo && (subsys & mask_) != 0; }
+  void add(std::string_view line) { out_->emplace_back(line); }
+
+ private:
+  std::vector<std::string>* out_;
+  uint64_t mask_;
+  ScopedRecorder* saved_;
+};
+ScopedRecorder* currentRecorder();
+
 class Logger {
  public:
   Logger();
@@ -68,8 +87,11 @@ class Logger {
   Logger& operator=(const Logger&) = delete;
 
   bool enabled(Level level, uint64_t subsys) const {
-    return static_cast<int>(level) <= static_cast<int>(options_.level) &&
-           (level <= Level::kWarn || (subsys & options_.mask) != 0);
+    if (static_cast<int>(level) <= static_cast<int>(options_.level) &&
+        (level <= Level::kWarn || (subsys & options_.mask) != 0))
+      return true;
+    const ScopedRecorder* r = currentRecorder();
+    return r != nullptr && r->wants(level, subsys);
   }
   void setOptions(Options options);
   const Options& options() const { return options_; }

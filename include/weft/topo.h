@@ -1,0 +1,94 @@
+/* weft topology core, embedded: what NCCL 2.28 decides on a machine or a cluster of identical
+ * machines, computed offline from an NCCL topology XML, without GPUs.
+ *
+ *   weft_topo_run_t* run;
+ *   weft_topo_options_t opts = WEFT_TOPO_OPTIONS_INIT;
+ *   opts.nodes = 4;
+ *   if (weft_topo_run_file("topo.xml", &opts, &run) != weftSuccess) puts(weft_last_error());
+ *   weft_graph_info_t ring;
+ *   weft_topo_graph_info(run, WEFT_GRAPH_RING, &ring);
+ *   ...
+ *   weft_topo_run_free(run);
+ *
+ * Every function is thread-safe on distinct runs; a run may be read from several threads. */
+#ifndef WEFT_TOPO_H_
+#define WEFT_TOPO_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/weft.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Graph ids, as in NCCL's graph files. */
+#define WEFT_GRAPH_RING 0
+#define WEFT_GRAPH_TREE 1
+#define WEFT_GRAPH_COLLNET_CHAIN 2
+#define WEFT_GRAPH_NVLS 3
+#define WEFT_GRAPH_COLLNET_DIRECT 4
+
+typedef struct {
+  int nodes;                     /* identical nodes, >= 1 */
+  const char* const* settings;   /* "NCCL_CROSS_NIC=0", …, NULL-terminated, or NULL; over the defaults only
+                                    (the process environment is not read) */
+  int search_collnet;            /* also search the CollNet graphs (NICs with coll="1") */
+  int search_nvls;               /* also search the NVLS graph (NVSwitch, sm90+) */
+} weft_topo_options_t;
+
+#define WEFT_TOPO_OPTIONS_INIT {1, NULL, 0, 0}
+
+typedef struct weft_topo_run weft_topo_run_t;
+
+/* Loads a topology XML file and runs, for node 0 of `options->nodes` identical nodes, what NCCL's
+ * first rank of that node runs: paths, trimming, paths, and the graph searches. On success *run
+ * owns the result (free it with weft_topo_run_free). On error *run is NULL and
+ * weft_last_error() says what failed, where. Blocks for the duration of the search
+ * (milliseconds for common machines). */
+WEFT_API weft_result_t weft_topo_run_file(const char* path, const weft_topo_options_t* options, weft_topo_run_t** run);
+
+/* The same from XML text in memory (`len` bytes; `name` names it in errors, may be NULL). */
+WEFT_API weft_result_t weft_topo_run_xml(const char* xml, size_t len, const char* name,
+                                         const weft_topo_options_t* options, weft_topo_run_t** run);
+
+WEFT_API void weft_topo_run_free(weft_topo_run_t* run);
+
+/* GPUs per node (ranks per node) of the run. */
+WEFT_API int weft_topo_gpus_per_node(const weft_topo_run_t* run);
+
+typedef struct {
+  int id;            /* WEFT_GRAPH_* */
+  int pattern;       /* NCCL_TOPO_PATTERN_*: 1 balanced tree, 2 split tree, 3 tree, 4 ring, 5 nvls, 6 collnet direct */
+  int n_channels;    /* 0 when the graph was not searched or has no solution */
+  float bw_intra;    /* GB/s per channel inside the node */
+  float bw_inter;    /* GB/s per channel through the network */
+  int type_intra;    /* path type values: 0 LOC 1 NVL 2 NVB 3 C2C 4 PIX 5 PXB 6 P2C 7 PXN 8 PHB 9 SYS */
+  int type_inter;
+  int cross_nic;
+  int same_channels;
+} weft_graph_info_t;
+
+WEFT_API weft_result_t weft_topo_graph_info(const weft_topo_run_t* run, int graph, weft_graph_info_t* info);
+
+/* Channel `channel` of a graph on node 0: `ranks` receives weft_topo_gpus_per_node() ranks in
+ * channel order (NVLS: the head only, the rest -1); *net_in / *net_out (may be NULL) the NET
+ * ids where the channel enters and leaves the node (0 when the run has a single node). */
+WEFT_API weft_result_t weft_topo_graph_channel(const weft_topo_run_t* run, int graph, int channel, int* ranks,
+                                               int64_t* net_in, int64_t* net_out);
+
+/* NCCL_GRAPH_DUMP_FILE text of node 0's graphs, and the "[rank] NCCL INFO" lines NCCL would
+ * log for node 0 (system block, paths, GPU Direct RDMA decisions, graphs). Both strings are
+ * allocated; free them with weft_free. */
+WEFT_API weft_result_t weft_topo_graphs_xml(const weft_topo_run_t* run, char** xml);
+WEFT_API weft_result_t weft_topo_log(const weft_topo_run_t* run, char** text);
+
+/* Frees memory returned by weft. NULL is allowed. */
+WEFT_API void weft_free(void* p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_TOPO_H_ */

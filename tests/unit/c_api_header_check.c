@@ -1,0 +1,10 @@
+/* Compiled as C11: the public headers must be valid C. */
+#include "weft/topo.h"
+#include "weft/weft.h"
+
+int weftCHeadersCompile(void) {
+  weft_topo_options_t options = WEFT_TOPO_OPTIONS_INIT;
+  weft_graph_info_t info;
+  info.n_channels = options.nodes;
+  return info.n_channels + WEFT_GRAPH_RING;
+}
