@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <span>
 
 #include "core/topo/paths.h"
@@ -294,13 +295,15 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
 
 void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order,
                                int* time) {
-  int next[1024];
-  std::vector<int> big;
-  int* list = next;
-  if (ngpus_ > 1024) {
-    big.resize(static_cast<size_t>(ngpus_));
-    list = big.data();
-  }
+  // Candidate lists live in per-depth slices of the engine, not in the (deep) recursion's frames.
+  if (static_cast<size_t>(depth_) == nextSlices_.size())
+    nextSlices_.push_back(std::make_unique<int[]>(static_cast<size_t>(std::max(ngpus_, 1))));
+  int* list = nextSlices_[static_cast<size_t>(depth_)].get();
+  struct DepthGuard {
+    int& d;
+    explicit DepthGuard(int& depth) : d(depth) { ++d; }
+    ~DepthGuard() { --d; }
+  } guard(depth_);
   int count = 1;
   if (order == kPciOrder) {
     list[0] = step + 1;

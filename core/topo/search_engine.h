@@ -5,6 +5,7 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -91,6 +92,8 @@ class SearchEngine {
   Graph& best_;
   int ngpus_;
   std::vector<int> gpuPciBw_;
+  std::vector<std::unique_ptr<int[]>> nextSlices_;  // next-GPU lists, one per recursion depth
+  int depth_ = 0;
   std::vector<uint64_t> used_;  // per GPU, one bit per channel: already in that channel
   std::vector<int> ranks_;      // per GPU index
   std::vector<int64_t> netIds_;
