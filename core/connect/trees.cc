@@ -48,4 +48,13 @@ DoubleTree dtree(int n, int index) {
   return d;
 }
 
+int log2i(int n) {
+  int l = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++l;
+  }
+  return l;
+}
+
 }  // namespace weft::connect

@@ -25,4 +25,7 @@ struct DoubleTree {
 };
 DoubleTree dtree(int n, int index);
 
+// floor(log2(n)) for n >= 1 (NCCL's log2i), used for the tree depth estimate; 0 for n <= 1.
+int log2i(int n);
+
 }  // namespace weft::connect

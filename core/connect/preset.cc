@@ -1,0 +1,124 @@
+#include "core/connect/preset.h"
+
+#include <algorithm>
+
+#include "core/base/strings.h"
+
+namespace weft::connect {
+
+using topo::Graph;
+using topo::Pattern;
+
+GraphInfo graphInfo(const Graph& g) {
+  GraphInfo i;
+  i.pattern = static_cast<int>(g.pattern);
+  i.nChannels = g.nChannels;
+  i.sameChannels = g.sameChannels;
+  i.bwIntra = g.bwIntra;
+  i.bwInter = g.bwInter;
+  i.typeIntra = g.typeIntra;
+  i.typeInter = g.typeInter;
+  i.crossNic = g.crossNic;
+  return i;
+}
+
+namespace {
+
+// Where `rank` sits in channel `c` of `g`, or -1.
+int stepOf(const GraphSet& gs, const Graph& g, int c, int rank) {
+  for (int i = 0; i < g.ngpus; ++i)
+    if (gs.rank(g, c, i) == rank) return i;
+  return -1;
+}
+
+// Entry `flat` of the channel-major rank list. NCCL indexes the flat array, so a tree child
+// index past a one-GPU channel reads the next channel's first rank; keep that behaviour.
+Result<int> flatRank(const GraphSet& gs, const Graph& g, size_t flat) {
+  if (flat >= g.intra.size()) return internalError(strprintf("preset: graph %d has no rank at %zu", g.id, flat));
+  return g.intra[flat] + gs.rankShift;
+}
+
+Status missing(const char* graph, int rank, int c) {
+  return invalidArgument(strprintf("preset: rank %d is not in channel %d of its node's %s graph", rank, c, graph));
+}
+
+Status presetRing(const GraphSet& gs, RankPreset& p) {
+  const Graph& g = *gs.ring;
+  int last = g.ngpus - 1;
+  for (int c = 0; c < p.nChannels; ++c) {
+    int i = stepOf(gs, g, c, p.rank);
+    if (i < 0) return missing("ring", p.rank, c);
+    p.at(Slot::kRingRecv, c) = gs.rank(g, c, 0);
+    p.at(Slot::kRingSend, c) = gs.rank(g, c, last);
+    p.at(Slot::kRingPrev, c) = i == 0 ? -1 : gs.rank(g, c, i - 1);
+    p.at(Slot::kRingNext, c) = i == last ? -1 : gs.rank(g, c, i + 1);
+  }
+  return Status::ok();
+}
+
+// Tree patterns say which GPUs of the node carry the NIC traffic: TREE puts parent and both
+// children on the first GPU, SPLIT_TREE the children on the second, BALANCED_TREE the parent
+// and the second child on the first and the first child on the second.
+Status presetTree(const GraphSet& gs, RankPreset& p) {
+  const Graph& g = *gs.tree;
+  int last = g.ngpus - 1;
+  size_t child0 = g.pattern == Pattern::kTree ? 0 : 1;
+  size_t child1 = g.pattern == Pattern::kSplitTree ? 1 : 0;
+  for (int c = 0; c < p.nChannels; ++c) {
+    int i = stepOf(gs, g, c, p.rank);
+    if (i < 0) return missing("tree", p.rank, c);
+    size_t base = static_cast<size_t>(c) * static_cast<size_t>(g.ngpus);
+    WEFT_ASSIGN_OR_RETURN(p.at(Slot::kTreeToParent, c), flatRank(gs, g, base));
+    WEFT_ASSIGN_OR_RETURN(p.at(Slot::kTreeToChild0, c), flatRank(gs, g, base + child0));
+    WEFT_ASSIGN_OR_RETURN(p.at(Slot::kTreeToChild1, c), flatRank(gs, g, base + child1));
+    p.at(Slot::kTreeUp, c) = i == 0 ? -1 : gs.rank(g, c, i - 1);
+    p.at(Slot::kTreeDown, c) = i == last ? -1 : gs.rank(g, c, i + 1);
+  }
+  return Status::ok();
+}
+
+// The chain's head talks to the CollNet root, which NCCL numbers nRanks.
+void presetChain(const GraphSet& gs, int nRanks, RankPreset& p) {
+  if (gs.collnetChain == nullptr || gs.collnetChain->nChannels == 0) return;
+  const Graph& g = *gs.collnetChain;
+  int last = g.ngpus - 1;
+  for (int c = 0; c < p.nChannels; ++c) {
+    int i = stepOf(gs, g, c, p.rank);
+    if (i < 0) continue;
+    p.at(Slot::kChainUp, c) = i == 0 ? nRanks : gs.rank(g, c, i - 1);
+    p.at(Slot::kChainDown, c) = i == last ? -1 : gs.rank(g, c, i + 1);
+  }
+}
+
+void presetNvlsHeads(const GraphSet& gs, RankPreset& p) {
+  if (gs.nvls == nullptr) return;
+  for (int c = 0; c < gs.nvls->nChannels; ++c) {
+    int head = gs.rank(*gs.nvls, c, 0);
+    if (std::find(p.nvlsHeads.begin(), p.nvlsHeads.end(), head) == p.nvlsHeads.end()) p.nvlsHeads.push_back(head);
+  }
+}
+
+}  // namespace
+
+Result<RankPreset> preset(const GraphSet& gs, int rank, int nRanks, int compCap) {
+  if (gs.ring == nullptr || gs.tree == nullptr) return invalidArgument("preset: the ring and tree graphs are required");
+  if (rank < 0 || rank >= nRanks) return invalidArgument(strprintf("preset: rank %d out of 0..%d", rank, nRanks - 1));
+  RankPreset p;
+  p.rank = rank;
+  p.compCap = compCap;
+  p.nChannels = std::min(gs.ring->nChannels, gs.tree->nChannels);
+  p.crossNicRing = gs.ring->crossNic;
+  p.graphs[kSlotRing] = graphInfo(*gs.ring);
+  p.graphs[kSlotTree] = graphInfo(*gs.tree);
+  if (gs.collnetChain != nullptr) p.graphs[kSlotCollnetChain] = graphInfo(*gs.collnetChain);
+  if (gs.collnetDirect != nullptr) p.graphs[kSlotCollnetDirect] = graphInfo(*gs.collnetDirect);
+  if (gs.nvls != nullptr) p.graphs[kSlotNvls] = graphInfo(*gs.nvls);
+  p.values.assign(static_cast<size_t>(static_cast<int>(Slot::kCount) * p.nChannels), -1);
+  WEFT_TRY(presetRing(gs, p));
+  WEFT_TRY(presetTree(gs, p));
+  presetChain(gs, nRanks, p);
+  presetNvlsHeads(gs, p);
+  return p;
+}
+
+}  // namespace weft::connect
