@@ -1,5 +1,7 @@
 #include "core/topo/offline.h"
 
+#include <algorithm>
+
 #include "core/base/log.h"
 #include "core/topo/paths.h"
 #include "core/topo/system_build.h"
@@ -106,14 +108,14 @@ int gpusPerNode(const TopoXml& topo) {
   return n;
 }
 
-Result<SimulatedNode> simulateNode(const TopoXml& topo, int index, const OfflineOptions& o) {
+namespace {
+
+// The pipeline of one rank of node `index` on its relabelled file `xml`.
+Result<SimulatedNode> simulate(const TopoXml& xml, int index, int gpus, int rank, const OfflineOptions& o) {
   SimulatedNode node;
   node.index = index;
-  node.gpusPerNode = gpusPerNode(topo);
-  if (node.gpusPerNode == 0) return invalidArgument(topo.source() + ": no <gpu rank=...> in the topology");
-  TopoXml xml = topo;
-  relabelRanks(*xml.root(), index * node.gpusPerNode);
-  node.firstRank = firstRankOf(xml);
+  node.gpusPerNode = gpus;
+  node.firstRank = rank;
   log::ScopedDevice dev(node.firstRank);
   WEFT_ASSIGN_OR_RETURN(node.system, buildSystem(xml));
   System& s = node.system;
@@ -140,6 +142,51 @@ Result<SimulatedNode> simulateNode(const TopoXml& topo, int index, const Offline
     o.cache->lines = std::move(record);
   }
   return node;
+}
+
+Result<TopoXml> relabelled(const TopoXml& topo, int index, int gpus) {
+  if (gpus == 0) return invalidArgument(topo.source() + ": no <gpu rank=...> in the topology");
+  TopoXml xml = topo;
+  relabelRanks(*xml.root(), index * gpus);
+  return xml;
+}
+
+}  // namespace
+
+Result<SimulatedNode> simulateNode(const TopoXml& topo, int index, const OfflineOptions& o) {
+  int gpus = gpusPerNode(topo);
+  WEFT_ASSIGN_OR_RETURN(TopoXml xml, relabelled(topo, index, gpus));
+  return simulate(xml, index, gpus, firstRankOf(xml), o);
+}
+
+Result<SimulatedNode> simulateRank(const TopoXml& topo, int index, int rank, const OfflineOptions& o) {
+  int gpus = gpusPerNode(topo);
+  WEFT_ASSIGN_OR_RETURN(TopoXml xml, relabelled(topo, index, gpus));
+  return simulate(xml, index, gpus, rank, o);
+}
+
+Result<std::vector<SimulatedNode>> simulateDomains(const TopoXml& topo, int index, const OfflineOptions& options,
+                                                   std::vector<SearchCache>& caches) {
+  int gpus = gpusPerNode(topo);
+  WEFT_ASSIGN_OR_RETURN(TopoXml xml, relabelled(topo, index, gpus));
+  std::vector<int> ranks;
+  std::vector<XmlNode*> gpuNodes;
+  findAll(*xml.root(), "gpu", gpuNodes);
+  for (const XmlNode* g : gpuNodes)
+    if (const std::string* r = g->find("rank")) ranks.push_back(std::atoi(r->c_str()));
+  std::sort(ranks.begin(), ranks.end());
+  std::vector<SimulatedNode> out;
+  std::vector<int> covered;
+  for (int rank : ranks) {
+    if (std::find(covered.begin(), covered.end(), rank) != covered.end()) continue;
+    if (caches.size() <= out.size()) caches.emplace_back();
+    OfflineOptions o = options;
+    o.cache = &caches[out.size()];
+    WEFT_ASSIGN_OR_RETURN(SimulatedNode node, simulate(xml, index, gpus, rank, o));
+    for (const Node& g : node.system.nodes(NodeType::kGpu)) covered.push_back(g.gpu.rank);
+    out.push_back(std::move(node));
+  }
+  return out;
 }
 
 }  // namespace weft::topo

@@ -60,4 +60,15 @@ int gpusPerNode(const TopoXml& topo);
 // file's ranks plus index * gpusPerNode.
 Result<SimulatedNode> simulateNode(const TopoXml& topo, int index, const OfflineOptions& options);
 
+// What rank `rank` of node `index` runs: the same pipeline, trimmed to the GPUs that rank can
+// reach without the network (its trim domain), logged with its rank. firstRank is `rank`.
+Result<SimulatedNode> simulateRank(const TopoXml& topo, int index, int rank, const OfflineOptions& options);
+
+// Every trim domain of node `index`, ordered by their lowest rank, each simulated by that rank.
+// One domain unless GPUs of the node cannot talk without the network (NCCL_P2P_DISABLE or
+// NCCL_P2P_LEVEL=LOC with NCCL_SHM_DISABLE=1: every GPU is its own domain). `caches` holds one
+// search per domain position, shared by identical nodes (options.cache is not used).
+Result<std::vector<SimulatedNode>> simulateDomains(const TopoXml& topo, int index, const OfflineOptions& options,
+                                                   std::vector<SearchCache>& caches);
+
 }  // namespace weft::topo

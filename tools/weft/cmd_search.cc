@@ -1,5 +1,8 @@
 // `weft search`: simulate a communicator over N identical nodes offline and print what NCCL
 // prints: each node's system block, paths and graphs.
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -10,10 +13,14 @@
 #include "core/base/log.h"
 #include "core/base/strings.h"
 #include "core/config/settings.h"
+#include "core/connect/log_lines.h"
+#include "core/connect/offline.h"
+#include "core/topo/paths.h"
 #include "core/topo/offline.h"
 #include "core/topo/system_print.h"
 #include "tools/weft/commands.h"
 #include "tools/weft/output.h"
+#include "tools/weft/search_connect.h"
 #include "tools/weft/search_json.h"
 #include "weft/config.h"
 
@@ -27,16 +34,19 @@ struct SearchArgs {
   std::string patterns = "ring,tree";
   std::string format = "text";
   bool explain = false;
+  int rank = -1;
+  bool quiet = false;
 };
 
-void configureLogger(bool json) {
+void configureLogger(bool json, bool quiet) {
   log::Logger& logger = log::processLogger();
   log::Options o = logger.options();
   o.prefix = log::Prefix::kRank;
-  // In text mode the INFO lines of the GRAPH subsystem are this command's output; NCCL_DEBUG
-  // and NCCL_DEBUG_SUBSYS still widen or narrow them. In JSON mode only warnings go to the log.
-  if (std::getenv("NCCL_DEBUG") == nullptr) o.level = json ? log::Level::kWarn : log::Level::kInfo;
-  if (std::getenv("NCCL_DEBUG_SUBSYS") == nullptr) o.mask = log::kGraph;
+  // In text mode the INFO lines of the GRAPH and INIT subsystems are this command's output (the
+  // connect phase logs "Channel" and "Trees" under INIT); NCCL_DEBUG and NCCL_DEBUG_SUBSYS still
+  // widen or narrow them. In JSON mode, and with --quiet, only warnings go to the log.
+  if (std::getenv("NCCL_DEBUG") == nullptr || quiet) o.level = json || quiet ? log::Level::kWarn : log::Level::kInfo;
+  if (std::getenv("NCCL_DEBUG_SUBSYS") == nullptr) o.mask = log::kGraph | log::kInit;
   if (json) o.file = o.file.empty() ? std::string() : o.file;
   logger.setOptions(o);
 }
@@ -94,14 +104,130 @@ void printExplain(const std::vector<topo::SearchStep>& trace) {
   }
 }
 
+// Wall and CPU time since construction, and the process's peak resident memory.
+class Stopwatch {
+ public:
+  Stopwatch() : wall0_(std::chrono::steady_clock::now()), cpu0_(cpuSeconds()) {}
+  double wall() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count(); }
+  double cpu() const { return cpuSeconds() - cpu0_; }
+  static double peakMb() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+  }
+
+ private:
+  static double cpuSeconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+    return s(u.ru_utime) + s(u.ru_stime);
+  }
+  std::chrono::steady_clock::time_point wall0_;
+  double cpu0_;
+};
+
+// What the search phase leaves for connect: one search per trim domain of a node (identical
+// nodes share them), each domain's compute capability, and node 0's first domain for output.
+struct SearchPhase {
+  std::vector<topo::SearchCache> caches;
+  std::vector<int> compCaps;
+  std::optional<topo::SimulatedNode> first;
+  double seconds = 0;
+};
+
+// Simulates every node (only node 0 with --quiet: the others are node 0 moved to their ranks).
+Status runNodes(const SearchArgs& a, const topo::TopoXml& topo, const topo::OfflineOptions& o,
+                const std::vector<topo::SearchStep>& trace, JsonWriter* w, SearchPhase& out) {
+  Stopwatch clock;
+  int simulated = a.quiet ? 1 : a.nodes;
+  for (int n = 0; n < simulated; ++n) {
+    WEFT_ASSIGN_OR_RETURN(std::vector<topo::SimulatedNode> domains, topo::simulateDomains(topo, n, o, out.caches));
+    for (size_t d = 0; d < domains.size(); ++d) {
+      if (w != nullptr) writeNodeJson(*w, domains[d], n == 0 && d == 0);
+      if (n == 0) out.compCaps.push_back(topo::minCompCap(domains[d].system));
+    }
+    if (n != 0) continue;
+    if (a.explain && w == nullptr && !a.quiet) printExplain(trace);
+    out.first = std::move(domains.front());
+  }
+  out.seconds = clock.wall();
+  return Status::ok();
+}
+
+connect::ConnectOptions connectOptions(const topo::OfflineOptions& o) {
+  connect::ConnectOptions c = connect::ConnectOptions::fromParams(o.params);
+  c.collnet = o.collnet;
+  c.nvls = o.nvls;
+  return c;
+}
+
+Result<connect::Connection> runConnect(const SearchArgs& a, const topo::OfflineOptions& o, const SearchPhase& sp) {
+  WEFT_ASSIGN_OR_RETURN(std::vector<connect::RankInput> inputs,
+                        connect::offlineInputs(sp.caches, sp.compCaps, sp.first->gpusPerNode, a.nodes, o.collnet, o.nvls));
+  return connect::connectRanks(inputs, connectOptions(o));
+}
+
+void printSummary(const SearchArgs& a, const connect::Connection& conn, const SearchPhase& sp, double connectSeconds,
+                  const Stopwatch& total) {
+  double wall = total.wall();
+  if (a.format == "json") {
+    JsonWriter w;
+    w.beginObject().field("weft", WEFT_VERSION_STRING).field("topology", a.topo).field("nodes", a.nodes);
+    w.field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn.nRanks);
+    w.key("connect");
+    writeConnectJson(w, conn);
+    w.key("seconds").beginObject().field("wall", wall).field("cpu", total.cpu());
+    w.field("search", sp.seconds).field("connect", connectSeconds).endObject();
+    w.field("peakMemoryMB", Stopwatch::peakMb());
+    w.endObject();
+    std::printf("%s\n", w.str().c_str());
+    return;
+  }
+  std::printf("nodes %d, ranks %d (%d per node), channels %d (%d connected across nodes), tree depth %d\n", conn.nNodes,
+              conn.nRanks, sp.first->gpusPerNode, conn.nChannels, conn.baseChannels, conn.treeDepth);
+  std::printf("time %.3f s wall, %.3f s cpu (search %.3f s, connect %.3f s), %.2f us per rank; peak memory %.1f MB\n",
+              wall, total.cpu(), sp.seconds, connectSeconds, wall * 1e6 / conn.nRanks, Stopwatch::peakMb());
+}
+
+Status checkRankArg(const SearchArgs& a, const topo::TopoXml& topo) {
+  int nRanks = topo::gpusPerNode(topo) * a.nodes;
+  if (a.rank < -1 || a.rank >= nRanks)
+    return invalidUsage(strprintf("--rank %d: the communicator has ranks 0..%d", a.rank, nRanks - 1));
+  return Status::ok();
+}
+
+Status writeGraphOut(const SearchArgs& a, const SearchPhase& sp) {
+  if (a.graphOut.empty()) return Status::ok();
+  WEFT_ASSIGN_OR_RETURN(topo::TopoXml xml, topo::graphsToXml(sp.first->system, sp.first->graphs.dumpOrder()));
+  return xml.save(a.graphOut);
+}
+
+// Prints every rank's (or --rank's) connect lines as NCCL logs them, or their JSON.
+void printRanks(const SearchArgs& a, const connect::Connection& conn, JsonWriter* w) {
+  if (w == nullptr) {
+    for (int r = 0; r < conn.nRanks; ++r)
+      if (a.rank < 0 || r == a.rank) connect::logRank(conn, r);
+    return;
+  }
+  w->key("connect");
+  writeConnectJson(*w, conn);
+  w->endObject();
+  std::string head = w->str();
+  head.pop_back();  // reopen the document to stream the ranks into it
+  streamRanksJson(stdout, head, conn, a.rank);
+}
+
 int runSearch(const SearchArgs& a) {
+  Stopwatch total;
   bool json = a.format == "json";
-  configureLogger(json);
+  configureLogger(json, a.quiet);
   config::Settings settings = config::Settings::fromEnvironment();
   auto options = offlineOptions(a, settings);
   if (!options.isOk()) return fail("weft search", options.status());
   auto topo = topo::TopoXml::load(a.topo);
   if (!topo.isOk()) return fail("weft search", topo.status());
+  if (Status s = checkRankArg(a, *topo); !s.isOk()) return fail("weft search", s);
   std::optional<topo::TopoXml> graphFile;
   if (std::string f = settings.string("NCCL_GRAPH_FILE"); !f.empty()) {
     auto g = topo::TopoXml::load(f);
@@ -111,39 +237,33 @@ int runSearch(const SearchArgs& a) {
   }
   std::vector<topo::SearchStep> trace;
   if (a.explain) options->trace = &trace;
-  topo::SearchCache cache;
-  options->cache = &cache;
 
   JsonWriter w;
-  if (json) {
+  bool streamJson = json && !a.quiet;
+  if (streamJson) {
     w.beginObject().field("weft", WEFT_VERSION_STRING).field("topology", a.topo).field("nodes", a.nodes);
     w.key("node").beginArray();
   }
-  std::optional<topo::SimulatedNode> first;
-  for (int n = 0; n < a.nodes; ++n) {
-    auto node = topo::simulateNode(*topo, n, *options);
-    if (!node.isOk()) return fail("weft search", node.status());
-    if (json) writeNodeJson(w, *node, n == 0);
-    if (n == 0) {
-      if (a.explain && !json) printExplain(trace);
-      first = std::move(*node);
-    }
+  SearchPhase sp;
+  if (Status s = runNodes(a, *topo, *options, trace, streamJson ? &w : nullptr, sp); !s.isOk()) return fail("weft search", s);
+  if (Status s = writeGraphOut(a, sp); !s.isOk()) return fail("weft search: --graph-out", s);
+  Stopwatch connectClock;
+  auto conn = runConnect(a, *options, sp);
+  if (!conn.isOk()) return fail("weft search: connect", conn.status());
+  double connectSeconds = connectClock.wall();
+  if (a.quiet) {
+    printSummary(a, *conn, sp, connectSeconds, total);
+    return kExitOk;
   }
-  if (json) {
+  if (streamJson) {
     w.endArray();
     if (a.explain) {
       w.key("explain");
       writeTraceJson(w, trace);
     }
-    w.field("gpusPerNode", first->gpusPerNode).field("nRanks", first->gpusPerNode * a.nodes);
-    w.endObject();
-    std::printf("%s\n", w.str().c_str());
+    w.field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn->nRanks);
   }
-  if (!a.graphOut.empty()) {
-    auto xml = topo::graphsToXml(first->system, first->graphs.dumpOrder());
-    if (!xml.isOk()) return fail("weft search: --graph-out", xml.status());
-    if (Status s = xml->save(a.graphOut); !s.isOk()) return fail("weft search: --graph-out", s);
-  }
+  printRanks(a, *conn, streamJson ? &w : nullptr);
   return kExitOk;
 }
 
@@ -155,22 +275,33 @@ void addSearchCommand(CLI::App& app) {
   cmd->footer(
       "Simulates a communicator over all GPUs of N identical nodes built from TOPO (ranks numbered\n"
       "node by node) and runs, per node, what NCCL's first rank of that node runs: paths, trimming,\n"
-      "paths again, and the ring and tree searches. Prints NCCL's INFO lines (system block, paths,\n"
-      "GPU Direct RDMA decisions, graphs) with the \"[rank] NCCL INFO \" prefix.\n\n"
-      "Identical nodes share one search: node 0 searches, the others reuse its graphs.\n"
+      "paths again, and the ring and tree searches. Then connects all ranks as NCCL's preset,\n"
+      "AllGather3 and postset do: rings and double binary trees across nodes, channel duplication\n"
+      "and limits. Prints NCCL's INFO lines with the \"[rank] NCCL INFO \" prefix: each node's system\n"
+      "block, paths and graphs, then for every rank its Tree, Channel (rank 0), Ring and Trees lines.\n\n"
+      "Identical nodes share one search: node 0 searches, the others reuse its graphs. When GPUs of a\n"
+      "node cannot talk without the network (NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC with\n"
+      "NCCL_SHM_DISABLE=1), each GPU is its own domain and connects as its own \"node\", as in NCCL.\n"
       "NCCL_* settings apply as in NCCL: NCCL_CROSS_NIC, NCCL_P2P_LEVEL, NCCL_P2P_DISABLE,\n"
       "NCCL_NET_GDR_LEVEL, NCCL_PXN_DISABLE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_GRAPH_FILE, …\n\n"
+      "--quiet searches node 0 only, connects every rank, and prints a summary: nodes, ranks,\n"
+      "channels, time and peak memory (the connect phase is linear in ranks: 100k ranks take well\n"
+      "under a second).\n\n"
       "Examples:\n"
       "  weft search examples/topologies/hgx-h100-8gpu.xml --nodes 2\n"
+      "  weft search examples/topologies/hgx-h100-8gpu.xml --nodes 4 --rank 9   # one rank's rings/trees\n"
+      "  weft search examples/topologies/hgx-h100-8gpu.xml --nodes 12500 --quiet\n"
       "  NCCL_CROSS_NIC=0 weft search topo.xml --nodes 2 --graph-out graphs.xml\n"
       "  weft search topo.xml --explain          # which relaxations were tried, and why it stopped\n"
-      "  weft search topo.xml --format json | jq '.node[0].graphs[0].channels'");
+      "  weft search topo.xml --nodes 2 --format json | jq '.ranks[3].ring'");
   cmd->add_option("TOPO", args.topo, "NCCL topology XML of one node")->required()->check(CLI::ExistingFile);
   cmd->add_option("--nodes,-n", args.nodes, "number of identical nodes")->default_val(1);
   cmd->add_option("--graph-out,-o", args.graphOut, "write node 0's graphs in NCCL_GRAPH_DUMP_FILE format");
   cmd->add_option("--patterns", args.patterns, "graphs to search: ring,tree[,collnet][,nvls]")->default_val("ring,tree");
   cmd->add_option("--format", args.format, "text (NCCL's log lines) or json")->default_val("text");
   cmd->add_flag("--explain", args.explain, "show every search the relaxation schedule tried and why it stopped");
+  cmd->add_option("--rank", args.rank, "print the connect lines (or JSON) of this rank only")->default_val(-1);
+  cmd->add_flag("--quiet,-q", args.quiet, "search node 0 only, connect all ranks, print a summary");
   cmd->callback([] {
     if (int rc = runSearch(args); rc != 0) throw CLI::RuntimeError(rc);
   });

@@ -1,0 +1,23 @@
+// Inputs of the connect phase from the offline pipeline's searches (core/topo/offline): every
+// rank of N identical nodes, each node made of one or more trim domains that share node 0's
+// search, moved to the node's ranks. Nothing per node is built: the cost is per rank.
+#pragma once
+
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/connect/connect.h"
+#include "core/topo/offline.h"
+
+namespace weft::connect {
+
+// The graphs of one domain as connect reads them (CollNet and NVLS only when searched).
+GraphSet graphSet(const topo::NodeGraphs& graphs, bool collnet, bool nvls);
+
+// Inputs of every rank of `nodes` identical nodes of `gpusPerNode` ranks: domain d of node k
+// uses caches[d]'s graphs shifted to node k, and compCaps[d].
+Result<std::vector<RankInput>> offlineInputs(const std::vector<topo::SearchCache>& caches,
+                                             const std::vector<int>& compCaps, int gpusPerNode, int nodes,
+                                             bool collnet, bool nvls);
+
+}  // namespace weft::connect
