@@ -47,15 +47,26 @@ Result<std::vector<int>> nodeRows(const Exchange& ex, Slot slot) {
   return out;
 }
 
-// Row-major [rows][nRanks] of `slot`, one value per rank; rows past the exchanged channels
-// repeat them (the preset's channel copy).
-std::vector<int> rankRows(const Exchange& ex, Slot slot, int rows) {
-  std::vector<int> out(static_cast<size_t>(rows) * static_cast<size_t>(ex.nRanks));
-  for (int c = 0; c < rows; ++c)
-    for (int r = 0; r < ex.nRanks; ++r)
-      out[static_cast<size_t>(c) * static_cast<size_t>(ex.nRanks) + static_cast<size_t>(r)] =
-          ex.ranks[static_cast<size_t>(r)].get(slot, c % ex.nChannels);
-  return out;
+// The per-rank rows the postset starts from, [channel][nRanks]: ring neighbours for the
+// exchanged channels, tree links inside the node for both stored copies of each channel (the
+// preset's channel copy). One pass over the ranks reads each preset once.
+void gatherRankRows(const Exchange& ex, Connection& conn, std::vector<int>& treeDown0) {
+  size_t n = static_cast<size_t>(ex.nRanks);
+  size_t base = static_cast<size_t>(ex.nChannels);
+  conn.ringPrev.resize(base * n);
+  conn.ringNext.resize(base * n);
+  conn.treeUp.resize(2 * base * n);
+  treeDown0.resize(2 * base * n);
+  for (size_t r = 0; r < n; ++r) {
+    const RankPreset& p = ex.ranks[r];
+    for (size_t c = 0; c < base; ++c) {
+      int ch = static_cast<int>(c);
+      conn.ringPrev[c * n + r] = p.get(Slot::kRingPrev, ch);
+      conn.ringNext[c * n + r] = p.get(Slot::kRingNext, ch);
+      conn.treeUp[c * n + r] = conn.treeUp[(c + base) * n + r] = p.get(Slot::kTreeUp, ch);
+      treeDown0[c * n + r] = treeDown0[(c + base) * n + r] = p.get(Slot::kTreeDown, ch);
+    }
+  }
 }
 
 void describe(const Exchange& ex, Connection& conn) {
@@ -72,23 +83,15 @@ void describe(const Exchange& ex, Connection& conn) {
   conn.treeDepth = ex.nRanks / ex.nNodes - 1 + log2i(ex.nNodes);
 }
 
-Status gatherRings(const Exchange& ex, Connection& conn) {
+Status gatherRingsAndTrees(const Exchange& ex, Connection& conn) {
   WEFT_ASSIGN_OR_RETURN(std::vector<int> recv, nodeRows(ex, Slot::kRingRecv));
   WEFT_ASSIGN_OR_RETURN(std::vector<int> send, nodeRows(ex, Slot::kRingSend));
-  conn.ringPrev = rankRows(ex, Slot::kRingPrev, ex.nChannels);
-  conn.ringNext = rankRows(ex, Slot::kRingNext, ex.nChannels);
-  connectRings(recv, send, ex.nNodes, ex.nRanks, ex.nChannels, conn.ringPrev, conn.ringNext);
-  return Status::ok();
-}
-
-// Links of the trees inside each node come from the preset, in both stored copies of a channel.
-Status gatherTrees(const Exchange& ex, Connection& conn) {
   WEFT_ASSIGN_OR_RETURN(conn.treeToParent, nodeRows(ex, Slot::kTreeToParent));
   WEFT_ASSIGN_OR_RETURN(conn.treeToChild0, nodeRows(ex, Slot::kTreeToChild0));
   WEFT_ASSIGN_OR_RETURN(conn.treeToChild1, nodeRows(ex, Slot::kTreeToChild1));
-  int stored = 2 * ex.nChannels;
-  conn.treeUp = rankRows(ex, Slot::kTreeUp, stored);
-  std::vector<int> down0 = rankRows(ex, Slot::kTreeDown, stored);
+  std::vector<int> down0;
+  gatherRankRows(ex, conn, down0);
+  connectRings(recv, send, ex.nNodes, ex.nRanks, ex.nChannels, conn.ringPrev, conn.ringNext);
   conn.treeDown.assign(down0.size() * kMaxTreeArity, -1);
   for (size_t i = 0; i < down0.size(); ++i) conn.treeDown[i * kMaxTreeArity] = down0[i];
   return Status::ok();
@@ -161,8 +164,7 @@ Result<Connection> postset(Exchange ex, const std::vector<GraphSet>& nodeGraphs,
   Connection conn;
   describe(ex, conn);
   alternateCrossNicRings(ex);
-  WEFT_TRY(gatherRings(ex, conn));
-  WEFT_TRY(gatherTrees(ex, conn));
+  WEFT_TRY(gatherRingsAndTrees(ex, conn));
   WEFT_TRY(connectTrees(conn));
   // Both trees are connected: the channel count doubles.
   conn.source.resize(static_cast<size_t>(2 * ex.nChannels));
