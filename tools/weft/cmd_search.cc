@@ -190,8 +190,9 @@ void printSummary(const SearchArgs& a, const connect::Connection& conn, const Se
     std::printf("%s\n", w.str().c_str());
     return;
   }
-  std::printf("nodes %d, ranks %d (%d per node), channels %d (%d connected across nodes), tree depth %d\n", conn.nNodes,
-              conn.nRanks, sp.first->gpusPerNode, conn.nChannels, conn.baseChannels, conn.treeDepth);
+  // Connect's nodes are the ranks' trim domains: the topology's nodes, or single GPUs without P2P and SHM.
+  std::printf("ranks %d (%d x %d GPUs), nodes %d, channels %d (%d connected across nodes), tree depth %d\n", conn.nRanks,
+              a.nodes, sp.first->gpusPerNode, conn.nNodes, conn.nChannels, conn.baseChannels, conn.treeDepth);
   std::printf("time %.3f s wall, %.3f s cpu (search %.3f s, connect %.3f s wall %.3f s cpu), %.2f us per rank; "
               "peak memory %.1f MB\n",
               wall, total.cpu(), sp.seconds, connectPhase.wall, connectPhase.cpu, wall * 1e6 / conn.nRanks,
