@@ -14,7 +14,10 @@ struct TreeLinks {
 };
 
 // The binary tree NCCL builds over n nodes, rooted at 0: a node's parent clears its lowest set
-// bit and sets the next one (or just clears it when that lands past n).
+// bit and sets the next one (or just clears it when that lands past n). This is the tree NCCL
+// 2.28.9 runs, as its logs show (2 nodes: node 0 is tree 0's root; 3 nodes: 0 -> 2 -> 1;
+// 8 nodes: 0 -> 4 -> {2, 6}); a trees.cc variant rooted in the middle (getRankUp) that
+// circulates as "2.28" source is not what 2.28.9 does.
 TreeLinks btree(int n, int index);
 
 // Two complementary trees: the btree, and the btree mirrored (n even) or shifted by one (n odd),
