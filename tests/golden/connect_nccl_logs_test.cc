@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -122,29 +123,42 @@ TEST(ConnectNcclLogs, A6000PairOverNvlinkBridge) {
   expectRanksMatch(*conn, "cuiboyuan-a6000x2-nvlink.rank1.nccl-2.23.4.txt", {1});
 }
 
+// Identical-shape nodes of `gpus` GPUs whose ring and tree (pattern TREE) have `channels`
+// channels, odd channels running backwards: the graphs a log prints, for logs without topology.
+struct LogNodes {
+  std::deque<topo::Graph> graphs;
+  std::vector<RankInput> inputs;
+
+  LogNodes(int nodes, int gpus, int channels, float ringBw, float treeBw, int crossNic) {
+    for (int n = 0; n < nodes; ++n) {
+      topo::Graph& ring = graphs.emplace_back();
+      topo::Graph& tree = graphs.emplace_back();
+      for (topo::Graph* g : {&ring, &tree}) {
+        g->resize(gpus);
+        g->nChannels = channels;
+        g->bwInter = ringBw;
+        for (int c = 0; c < channels; ++c)
+          for (int i = 0; i < gpus; ++i) g->rank(c, i) = gpus * n + (c % 2 == 0 ? i : gpus - 1 - i);
+      }
+      ring.bwIntra = ringBw;
+      ring.crossNic = crossNic;
+      tree.bwIntra = treeBw;
+      tree.pattern = topo::Pattern::kTree;
+      GraphSet gs;
+      gs.ring = &ring;
+      gs.tree = &tree;
+      EXPECT_TRUE(addRanks(inputs, gs, 90).isOk());
+    }
+  }
+};
+
 // NCCL 2.23.4, 4 ranks on NVSwitch H100-class GPUs with P2P and SHM disabled: 4 single-GPU
 // nodes. The host's topology XML is not in the corpus, so each node gets the one-GPU graphs its
 // log prints (ring: 1 channel; tree: pattern 3, 1 channel) and only the connect phase is compared.
 TEST(ConnectNcclLogs, FourSingleGpuNodesDoubleBinaryTree) {
   WEFT_REQUIRE_CORPUS();
-  std::vector<topo::Graph> rings(4), trees(4);
-  std::vector<RankInput> inputs;
-  for (int r = 0; r < 4; ++r) {
-    for (auto* g : {&rings[static_cast<size_t>(r)], &trees[static_cast<size_t>(r)]}) {
-      g->resize(1);
-      g->nChannels = 1;
-      g->rank(0, 0) = r;
-      g->bwIntra = 24;
-      g->bwInter = 12;
-    }
-    rings[static_cast<size_t>(r)].bwIntra = 12;
-    trees[static_cast<size_t>(r)].pattern = topo::Pattern::kTree;
-    GraphSet gs;
-    gs.ring = &rings[static_cast<size_t>(r)];
-    gs.tree = &trees[static_cast<size_t>(r)];
-    ASSERT_TRUE(addRanks(inputs, gs, 90).isOk());
-  }
-  auto conn = connectRanks(inputs, ConnectOptions());
+  LogNodes nodes(4, 1, 1, 12, 24, 0);
+  auto conn = connectRanks(nodes.inputs, ConnectOptions());
   ASSERT_TRUE(conn.isOk()) << conn.status().toString();
   expectRanksMatch(*conn, "cuiboyuan-lambda-nvs-4x1gpu-p2poff-shmoff.rank1.nccl-2.23.4.txt", {1});
 }
@@ -183,6 +197,41 @@ TEST(ConnectNcclLogs, RtxPairOfNodesOverIbRings) {
     for (int c = 0; c < conn->nChannels; ++c) actual.push_back(ringLine(*conn, rank, c));
     EXPECT_EQ(test::diffLines(lines, actual), "") << "rank " << rank;
   }
+}
+
+// The rank a connect line is about, read from the line: "a -> RANK -> b" or "d/d/d->RANK->u".
+int rankInLine(const std::string& text) {
+  size_t at = text.rfind("Trees", 0) == 0 ? text.find("->") + 2 : text.find(" -> ") + 4;
+  return std::atoi(text.c_str() + at);
+}
+
+// NCCL issue #1189 (early 2024, NCCL 2.19/2.20): 2 hosts of 2 H20 (sm90) GPUs, 4 ring channels
+// alternating direction, crossNic 1, bwIntra 24 (below the sm90 doubling threshold), so 8
+// channels. Version difference: NCCL of that time swapped channel pairs on odd nodes whenever
+// the ring graph had crossNic set; 2.28.9 does it only for ranks whose ring search ended with
+// crossNic 2. The log shows the swap, so the rings here say crossNic 2 to get the same rule.
+// The log survives only in fragments, in an unknown order and without the tree graph: the tree
+// channels are taken equal to the ring channels with pattern TREE (what the search gives sm90
+// GPUs), and every fragment line must be among weft's lines for its rank.
+TEST(ConnectNcclLogs, H20PairOfNodesFromIssueFragments) {
+  WEFT_REQUIRE_CORPUS();
+  LogNodes nodes(2, 2, 4, 24, 24, 2);
+  auto conn = connectRanks(nodes.inputs, ConnectOptions());
+  ASSERT_TRUE(conn.isOk()) << conn.status().toString();
+  EXPECT_EQ(conn->nChannels, 8);
+  int compared = 0;
+  const std::string tag = "NCCL INFO ";
+  auto file = test::corpusDir() / "nccl-logs" / "issue-nvidia-nccl-1189-h20-2nodes-x2gpu.FRAGMENTS.txt";
+  for (const std::string& line : test::splitLines(test::readFile(file))) {
+    size_t at = line.find(tag);
+    if (line.empty() || line[0] == '#' || at == std::string::npos) continue;
+    std::string text = line.substr(at + tag.size());
+    if (!isConnectLine(text) || text.rfind("Channel ", 0) == 0) continue;
+    std::vector<std::string> mine = weftLines(*conn, rankInLine(text));
+    EXPECT_NE(std::find(mine.begin(), mine.end(), text), mine.end()) << text;
+    ++compared;
+  }
+  EXPECT_GE(compared, 12);
 }
 
 }  // namespace
