@@ -18,6 +18,11 @@ ConnectOptions ConnectOptions::fromParams(const topo::Params& params) {
   return o;
 }
 
+int defaultNvlsChannels(int compCap, bool multiNode, const ConnectOptions& o) {
+  int channels = compCap >= 100 ? (multiNode ? 32 : 24) : 16;  // NVLS_NCHANNELS_SM100, _SM100_NVL, _SM90
+  return std::max(o.minCTAs, std::min(o.maxCTAs, channels));
+}
+
 namespace {
 
 constexpr Slot kRingSlots[] = {Slot::kRingRecv, Slot::kRingSend, Slot::kRingPrev, Slot::kRingNext};

@@ -29,6 +29,10 @@ struct ConnectOptions {
   static ConnectOptions fromParams(const topo::Params& params);
 };
 
+// NCCL's NVLS channel count for a GPU generation (ncclNvlsInit): 16 before Blackwell; on sm100
+// 32 across hosts and 24 within one, kept within [minCTAs, maxCTAs].
+int defaultNvlsChannels(int compCap, bool multiNode, const ConnectOptions& options);
+
 // Connects all ranks of `ex`. `nodeGraphs[n]` are node n's graphs, read for CollNet direct
 // heads only (may be empty when CollNet is off). Fails when a tree node would get a fourth
 // child or a ring is not a permutation of all ranks, with the channel and rank at fault.

@@ -117,5 +117,16 @@ TEST_F(CollnetNvls, NvlsOffWithoutSupport) {
   EXPECT_EQ(channelOf(*conn, 0, 0).chainUp, -1);
 }
 
+TEST(NvlsChannels, DependOnTheGpuGenerationAndTheHosts) {
+  ConnectOptions o;
+  EXPECT_EQ(defaultNvlsChannels(90, true, o), 16);
+  EXPECT_EQ(defaultNvlsChannels(100, true, o), 32);
+  EXPECT_EQ(defaultNvlsChannels(100, false, o), 24);
+  o.maxCTAs = 8;
+  EXPECT_EQ(defaultNvlsChannels(90, true, o), 8);
+  o.minCTAs = o.maxCTAs = 20;
+  EXPECT_EQ(defaultNvlsChannels(90, true, o), 20);
+}
+
 }  // namespace
 }  // namespace weft::connect

@@ -2,6 +2,7 @@
 // prints: each node's system block, paths and graphs.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -155,17 +156,19 @@ Status runNodes(const SearchArgs& a, const topo::TopoXml& topo, const topo::Offl
   return Status::ok();
 }
 
-connect::ConnectOptions connectOptions(const topo::OfflineOptions& o) {
+connect::ConnectOptions connectOptions(const topo::OfflineOptions& o, const SearchPhase& sp) {
   connect::ConnectOptions c = connect::ConnectOptions::fromParams(o.params);
   c.collnet = o.collnet;
   c.nvls = o.nvls;
+  int compCap = *std::min_element(sp.compCaps.begin(), sp.compCaps.end());
+  c.nvlsChannels = connect::defaultNvlsChannels(compCap, o.nodes > 1, c);
   return c;
 }
 
 Result<connect::Connection> runConnect(const SearchArgs& a, const topo::OfflineOptions& o, const SearchPhase& sp) {
   WEFT_ASSIGN_OR_RETURN(std::vector<connect::RankInput> inputs,
                         connect::offlineInputs(sp.caches, sp.compCaps, sp.first->gpusPerNode, a.nodes, o.collnet, o.nvls));
-  return connect::connectRanks(inputs, connectOptions(o));
+  return connect::connectRanks(inputs, connectOptions(o, sp));
 }
 
 // Wall and CPU seconds of the connect phase.
