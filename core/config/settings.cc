@@ -10,7 +10,8 @@ namespace weft::config {
 namespace {
 
 std::string canonical(std::string_view name) {
-  if (startsWith(name, "NCCL_")) return std::string(name);
+  // weft's own variables (WEFT_*) keep their prefix; NCCL's may be written without NCCL_.
+  if (startsWith(name, "NCCL_") || startsWith(name, "WEFT_")) return std::string(name);
   return "NCCL_" + std::string(name);
 }
 
@@ -35,6 +36,9 @@ const std::vector<SettingDef>& buildTable() {
       {"NCCL_IGNORE_DISABLED_P2P", {}, Type::kInt, "0", "Ignore NVML peer-to-peer status", "topo/paths"},
       {"NCCL_NET_DISABLE_INTRA", {}, Type::kInt, "0", "Never use the network between GPUs of one node", "topo/paths"},
       {"NCCL_NETDEVS_POLICY", {}, Type::kString, "AUTO", "NICs per GPU: AUTO, ALL or MAX:n", "topo"},
+      {"NCCL_NET", {}, Type::kString, "", "Net plugin to use, by name (case-insensitive)", "plugin"},
+      {"NCCL_NET_PLUGIN", {}, Type::kString, "", "Net plugin libraries to try, comma list; none: no external", "plugin"},
+      {"WEFT_NET_FALLBACK", {}, Type::kString, "allow", "allow: try the next net plugin on failure; deny: fail", "plugin"},
       {"NCCL_DEBUG", {}, Type::kString, "", "Log level: VERSION, WARN, INFO, TRACE", "log"},
       {"NCCL_DEBUG_SUBSYS", {}, Type::kString, "INIT,BOOTSTRAP,ENV", "Log subsystems", "log"},
       {"NCCL_DEBUG_FILE", {}, Type::kString, "", "Log file (%h host, %p pid)", "log"},
@@ -89,7 +93,7 @@ Settings Settings::fromEnvironment() {
     size_t eq = kv.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view name = kv.substr(0, eq);
-    if (!startsWith(name, "NCCL_") || findDef(name) == nullptr) continue;
+    if (!(startsWith(name, "NCCL_") || startsWith(name, "WEFT_")) || findDef(name) == nullptr) continue;
     (void)s.set(name, std::string(kv.substr(eq + 1)), Source::kEnv, "env");
   }
   return s;
