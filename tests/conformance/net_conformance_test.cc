@@ -1,0 +1,77 @@
+// The net plugin conformance suite under GoogleTest: every check × every plugin configuration
+// below. The socket plugin runs over loopback only (lo: 127.0.0.1 and ::1), without and with
+// helper threads. Plugins that are not built, or find no device here, skip with the reason.
+// Each check runs in a child process (core/plugin/conformance_runner.cc).
+#include <filesystem>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/plugin/conformance.h"
+#include "tests/support/log_capture.h"
+
+namespace weft::plugin::conformance {
+namespace {
+
+struct NetUnderTest {
+  std::string label;
+  std::string file;  // in the build's plugin folder
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+// gtest prints parameters in test names' descriptions: the label says it all.
+void PrintTo(const NetUnderTest& n, std::ostream* os) { *os << n.label; }
+
+std::string pluginPath(const std::string& file) { return std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/" + file; }
+
+// Issue 7's plugins slot in here: their rows skip until the libraries are built.
+std::vector<NetUnderTest> netsUnderTest() {
+  return {
+      {"SocketIPv4", "libweft-net-socket.so",
+       {{"NCCL_SOCKET_IFNAME", "=lo"}, {"NCCL_SOCKET_FAMILY", "AF_INET"}, {"NCCL_SOCKET_NTHREADS", "0"}}},
+      {"SocketIPv4Striped", "libweft-net-socket.so",
+       {{"NCCL_SOCKET_IFNAME", "=lo"}, {"NCCL_SOCKET_FAMILY", "AF_INET"}, {"NCCL_SOCKET_NTHREADS", "2"},
+        {"NCCL_NSOCKS_PERTHREAD", "2"}}},
+      {"SocketIPv6Striped", "libweft-net-socket.so",
+       {{"NCCL_SOCKET_IFNAME", "=lo"}, {"NCCL_SOCKET_FAMILY", "AF_INET6"}, {"NCCL_SOCKET_NTHREADS", "1"},
+        {"NCCL_NSOCKS_PERTHREAD", "3"}}},
+      {"OfiTcpLoopback", "libweft-net-ofi.so", {{"FI_PROVIDER", "tcp"}, {"FI_TCP_IFACE", "lo"}}},
+      {"Ib", "libweft-net-ib.so", {}},
+  };
+}
+
+std::vector<std::string> checkNames() {
+  std::vector<std::string> names;
+  for (const CheckInfo& c : checks()) names.push_back(c.name);
+  return names;
+}
+
+using Param = std::tuple<NetUnderTest, std::string>;
+
+class NetConformance : public test::WeftTest, public ::testing::WithParamInterface<Param> {};
+
+TEST_P(NetConformance, Check) {
+  const auto& [net, check] = GetParam();
+  const std::string path = pluginPath(net.file);
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << net.file << " is not built in this configuration";
+  Options options;
+  options.env = net.env;
+  options.timeoutSeconds = 120;
+  CheckResult r = runCheck(path, check, options);
+  if (r.outcome == Outcome::kSkip) GTEST_SKIP() << r.reason;
+  EXPECT_EQ(outcomeName(r.outcome), std::string("PASS")) << check << " on " << net.label << ": " << r.reason;
+}
+
+std::string paramName(const ::testing::TestParamInfo<Param>& info) {
+  std::string check = std::get<1>(info.param);
+  for (char& c : check)
+    if (c == '-') c = '_';
+  return std::get<0>(info.param).label + "_" + check;
+}
+
+INSTANTIATE_TEST_SUITE_P(Nets, NetConformance,
+                         ::testing::Combine(::testing::ValuesIn(netsUnderTest()), ::testing::ValuesIn(checkNames())),
+                         paramName);
+
+}  // namespace
+}  // namespace weft::plugin::conformance
