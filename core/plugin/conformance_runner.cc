@@ -12,6 +12,10 @@
 #include <cstring>
 #include <mutex>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include "core/base/log.h"
 #include "core/base/strings.h"
 #include "core/plugin/conformance_checks.h"
@@ -88,6 +92,13 @@ CheckResult runHere(const std::string& plugin, const Entry& entry, const Options
   } catch (const std::exception& e) {
     r = CheckResult{Outcome::kFail, e.what()};
   }
+#if defined(__SANITIZE_ADDRESS__)
+  // The child ends with _exit, which skips LeakSanitizer's exit check: run it here, after the
+  // plugin was unloaded, so that a plugin leaking per-comm state fails the check.
+  if (r.outcome == Outcome::kPass && __lsan_do_recoverable_leak_check() != 0) {
+    r = CheckResult{Outcome::kFail, "LeakSanitizer found leaks (details on stderr)"};
+  }
+#endif
   std::lock_guard<std::mutex> lock(m);
   if (r.outcome == Outcome::kPass && !unexpected.empty()) r = CheckResult{Outcome::kFail, "unexpected WARN: " + unexpected[0]};
   return r;

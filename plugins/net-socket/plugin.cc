@@ -28,8 +28,10 @@ struct State {
   Config latest;
 };
 State& state() {
-  static State* s = new State();  // never destroyed: comms may outlive static destructors
-  return *s;
+  // Destroyed when the plugin is unloaded, so a host that dlcloses it leaks nothing; comms
+  // copy what they need from a device and never point into this state.
+  static State s;
+  return s;
 }
 
 void discover(State& s) {

@@ -164,7 +164,11 @@ weft_result_t RecvComm::progress() {
 weft_result_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
   *done = 0;
   if (live_.count(r) == 0) return SOCK_FAIL(weftInvalidArgument, "NET/Socket: test: unknown receive request %p", static_cast<void*>(r));
-  if (weft_result_t rc = progress(); rc != weftSuccess) return rc;
+  // A request whose bytes all arrived through the control socket needs no more reading.
+  if (r->unmatched > 0 || r->inlinePending != 0) {
+    if (weft_result_t rc = progress(); rc != weftSuccess) return rc;
+  }
+  if (error_->failed()) return error_->code();
   if (r->unmatched > 0 || r->inlinePending != 0 || r->pendingChunks.load(std::memory_order_acquire) != 0) {
     return weftSuccess;
   }

@@ -68,7 +68,10 @@ weft_result_t SendComm::progress() {
 weft_result_t SendComm::test(SendRequest* r, int* done, int* sizes) {
   *done = 0;
   if (live_.count(r) == 0) return SOCK_FAIL(weftInvalidArgument, "NET/Socket: test: unknown send request %p", static_cast<void*>(r));
-  if (weft_result_t rc = progress(); rc != weftSuccess) return rc;
+  // Only a request with control bytes still queued needs the socket: the others wait on helpers.
+  if (r->ctrlDone < r->ctrlTotal) {
+    if (weft_result_t rc = progress(); rc != weftSuccess) return rc;
+  }
   if (error_->failed()) return error_->code();
   if (r->ctrlDone < r->ctrlTotal || r->pendingChunks.load(std::memory_order_acquire) != 0) return weftSuccess;
   *done = 1;
