@@ -176,3 +176,23 @@ TEST_F(LoaderTest, PluginLogsReachTheHostLogger) {
 
 }  // namespace
 }  // namespace weft::plugin
+
+namespace weft::plugin {
+namespace {
+
+// weft's own socket plugin as the built-in after (absent) external ones, found through the
+// default plugin folders, and picked by NCCL_NET=socket.
+TEST_F(LoaderTest, NcclNetSocketPicksWeftsBuiltinSocketPlugin) {
+  setenv("NCCL_SOCKET_IFNAME", "=lo", 1);  // loopback only
+  NetLoaderOptions o;  // default folders and built-ins: ib (not built here or no device), socket
+  config::Settings s = settings("none", "socket");
+  auto n = selectNet(s, o, 3);
+  ASSERT_TRUE(n.isOk()) << n.status().toString();
+  EXPECT_STREQ((*n)->api().name(), "Socket");
+  EXPECT_EQ((*n)->plugin().fileName(), "libweft-net-socket.so");
+  EXPECT_EQ((*n)->plugin().abiVersion(), 11);
+  EXPECT_EQ(linesWith("NET/Plugin: using Socket from").size(), 1u);
+}
+
+}  // namespace
+}  // namespace weft::plugin
