@@ -164,8 +164,9 @@ weft_result_t RecvComm::progress() {
 weft_result_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
   *done = 0;
   if (live_.count(r) == 0) return SOCK_FAIL(weftInvalidArgument, "NET/Socket: test: unknown receive request %p", static_cast<void*>(r));
-  // A request whose bytes all arrived through the control socket needs no more reading.
-  if (r->unmatched > 0 || r->inlinePending != 0) {
+  // Read on while any receive waits for its header or inline bytes, not only this one's: a
+  // later message's header hands its chunks to the helpers while this one finishes.
+  if (!posted_.empty() || payloadReq_ != nullptr) {
     if (weft_result_t rc = progress(); rc != weftSuccess) return rc;
   }
   if (error_->failed()) return error_->code();

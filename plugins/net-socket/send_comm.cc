@@ -74,8 +74,9 @@ weft_result_t SendComm::progress() {
 weft_result_t SendComm::test(SendRequest* r, int* done, int* sizes) {
   *done = 0;
   if (live_.count(r) == 0) return SOCK_FAIL(weftInvalidArgument, "NET/Socket: test: unknown send request %p", static_cast<void*>(r));
-  // Only a request with control bytes still queued needs the socket: the others wait on helpers.
-  if (r->ctrlDone < r->ctrlTotal) {
+  // Control bytes of any queued request (later ones too: their headers let the receiver
+  // start on them) need the socket; otherwise only helpers have work left.
+  if (!queue_.empty()) {
     if (weft_result_t rc = progress(); rc != weftSuccess) return rc;
   }
   if (error_->failed()) return error_->code();
