@@ -85,7 +85,9 @@ class SendComm final : public Comm {
 
  private:
   weft_result_t progress();
+  bool writable();
   std::deque<SendRequest*> queue_;           // control bytes not all written yet, in order
+  bool ctrlFull_ = false;                    // the last write found the socket buffer full
   std::unordered_set<SendRequest*> live_;    // every request not yet reported done
 };
 

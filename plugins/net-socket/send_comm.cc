@@ -1,3 +1,4 @@
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -44,8 +45,19 @@ weft_result_t SendComm::isend(void* data, size_t size, int tag, void* mhandle, v
   return progress();  // small messages usually leave right here
 }
 
+// After the socket said EAGAIN, wait for poll() to call it writable again: it does so only once
+// a good share of the send buffer is free, as a blocking writer would wake. Writing into every
+// few free bytes instead makes many tiny sends that cost more than they move.
+bool SendComm::writable() {
+  if (!ctrlFull_) return true;
+  pollfd p{ctrl_.get(), POLLOUT, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  ctrlFull_ = false;
+  return true;
+}
+
 weft_result_t SendComm::progress() {
-  while (!queue_.empty()) {
+  while (!queue_.empty() && writable()) {
     SendRequest* r = queue_.front();
     iovec iov[2];
     int n = 0;
@@ -62,6 +74,7 @@ weft_result_t SendComm::progress() {
     msg.msg_iovlen = static_cast<size_t>(n);
     ssize_t sent = ::sendmsg(ctrl_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) ctrlFull_ = true;
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return weftSuccess;
       return error_->fail(weftRemoteError, "send to " + peer_ + ": " + std::strerror(errno));
     }

@@ -53,6 +53,9 @@ void Worker::enqueue(int slot, Task task) {
 }
 
 bool Worker::progress(Slot& slot) {
+  // A socket that said EAGAIN waits for poll(): writing or reading a few bytes at a time
+  // costs more than it moves (poll reports a socket writable only with room to spare).
+  if (slot.blocked) return false;
   Task* task = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -64,6 +67,7 @@ bool Worker::progress(Slot& slot) {
   ssize_t n = sending_ ? ::send(slot.fd.get(), at, want, MSG_NOSIGNAL | MSG_DONTWAIT)
                        : ::recv(slot.fd.get(), at, want, MSG_DONTWAIT);
   if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) slot.blocked = true;
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
     error_->fail(weftRemoteError, std::string(sending_ ? "send to " : "receive from ") + peer_ +
                                       " on a data socket: " + std::strerror(errno));
@@ -87,16 +91,23 @@ bool Worker::progress(Slot& slot) {
 
 void Worker::waitForWork() {
   std::vector<pollfd> fds;
+  std::vector<Slot*> polled;
   fds.push_back({wake_.get(), POLLIN, 0});
-  {
+  if (!error_->failed()) {  // a failed comm moves nothing more: wait for stop only
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& s : slots_)
-      if (!s->tasks.empty()) fds.push_back({s->fd.get(), static_cast<short>(sending_ ? POLLOUT : POLLIN), 0});
+    for (auto& s : slots_) {
+      if (s->tasks.empty()) continue;
+      fds.push_back({s->fd.get(), static_cast<short>(sending_ ? POLLOUT : POLLIN), 0});
+      polled.push_back(s.get());
+    }
   }
-  if (error_->failed()) fds.resize(1);  // a failed comm moves nothing more: wait for stop
-  (void)poll(fds.data(), fds.size(), -1);
-  uint64_t drained;
-  (void)!read(wake_.get(), &drained, sizeof(drained));
+  if (poll(fds.data(), fds.size(), -1) <= 0) return;
+  for (size_t i = 0; i < polled.size(); ++i)
+    if (fds[i + 1].revents != 0) polled[i]->blocked = false;  // ready, or an error to report
+  if (fds[0].revents != 0) {
+    uint64_t drained;
+    (void)!read(wake_.get(), &drained, sizeof(drained));
+  }
 }
 
 void Worker::run(std::stop_token stop) {

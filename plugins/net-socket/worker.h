@@ -42,6 +42,7 @@ class Worker {
   struct Slot {
     Fd fd;
     std::deque<Task> tasks;  // the front one is in progress; only the worker pops
+    bool blocked = false;    // EAGAIN seen; cleared when poll() reports the socket ready
   };
   void run(std::stop_token stop);
   // Moves bytes of slot's front task; false when the socket would block or failed.
