@@ -125,10 +125,11 @@ bool listening(int port) {
   return false;
 }
 
-pid_t spawn(const std::vector<std::string>& argv, int stdoutFd) {
+pid_t spawn(const std::vector<std::string>& argv, int stdoutFd, int stderrFd = 2) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, stdoutFd, 1);
+  if (stderrFd != 2) posix_spawn_file_actions_adddup2(&fa, stderrFd, 2);
   std::vector<char*> args;
   for (const std::string& s : argv) args.push_back(const_cast<char*>(s.c_str()));
   args.push_back(nullptr);
@@ -139,11 +140,21 @@ pid_t spawn(const std::vector<std::string>& argv, int stdoutFd) {
   return pid;
 }
 
+// The one-off server (-1) exits after its test; give it 2 s before SIGTERM.
+void stopServer(pid_t server) {
+  for (int i = 0; i < 200; ++i) {
+    if (waitpid(server, nullptr, WNOHANG) == server) return;
+    usleep(10000);
+  }
+  kill(server, SIGTERM);
+  waitpid(server, nullptr, 0);
+}
+
 double iperfBandwidth(const Args& a, int streams) {
   int port = freePort();
   std::string p = std::to_string(port);
   int devnull = open("/dev/null", O_WRONLY);
-  pid_t server = spawn({"iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", p}, devnull);
+  pid_t server = spawn({"iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", p}, devnull, devnull);
   close(devnull);
   while (!listening(port)) {
     if (waitpid(server, nullptr, WNOHANG) == server) throw std::runtime_error("iperf3 server exited");
@@ -159,8 +170,7 @@ double iperfBandwidth(const Args& a, int streams) {
   ssize_t n;
   while ((n = read(out.fd[0], buf, sizeof(buf))) > 0) json.append(buf, static_cast<size_t>(n));
   waitpid(client, nullptr, 0);
-  kill(server, SIGTERM);
-  waitpid(server, nullptr, 0);
+  stopServer(server);
   size_t at = json.find("\"sum_received\"");
   at = at == std::string::npos ? at : json.find("\"bits_per_second\"", at);
   if (at == std::string::npos) throw std::runtime_error("iperf3 gave no sum_received: " + json.substr(0, 200));
