@@ -1,5 +1,6 @@
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -12,6 +13,9 @@ namespace {
 // at least this large (kDirect) are read straight into the user's buffer instead.
 constexpr size_t kStageBytes = 64 * 1024;
 constexpr uint64_t kDirect = 4096;
+// One staging read takes at most this much: enough for dozens of small messages, and little
+// of a large payload, which is better read straight into its buffer than copied twice.
+constexpr size_t kStageRead = 4096;
 }  // namespace
 
 RecvComm::RecvComm(Fd ctrl, std::vector<Fd> data, int nThreads, std::string peer)
@@ -65,7 +69,8 @@ weft_result_t RecvComm::fillStage(bool& blocked) {
     return peerGone();
   }
   size_t n = 0;
-  weft_result_t rc = readControl(stage_.data() + stageEnd_, stage_.size() - stageEnd_, n, blocked);
+  size_t want = std::min(stage_.size() - stageEnd_, kStageRead);
+  weft_result_t rc = readControl(stage_.data() + stageEnd_, want, n, blocked);
   stageEnd_ += n;
   return rc;
 }
