@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "plugins/net-socket/config.h"
 #include "plugins/net-socket/interfaces.h"
 #include "plugins/net-socket/wire.h"
 
@@ -84,6 +85,57 @@ TEST(SocketStripes, EveryByteOnExactlyOneSocket) {
 }
 
 TEST(SocketWire, HandleFitsNcclsLimit) { EXPECT_LE(sizeof(Handle), static_cast<size_t>(WEFT_NET_HANDLE_MAXSIZE)); }
+
+}  // namespace
+}  // namespace weft::socket
+
+namespace weft::socket {
+namespace {
+
+// NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD as NCCL reads them: automatic per NIC vendor,
+// clamped to 16 threads and 64 sockets, and no helper threads without sockets.
+class SocketConfigTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const char* v : {"NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "NCCL_SOCKET_FAMILY", "NCCL_SOCKET_IFNAME"})
+      unsetenv(v);
+  }
+};
+
+TEST_F(SocketConfigTest, AutomaticValuesFollowTheNicVendor) {
+  Config other = readConfig(0x8086);
+  EXPECT_EQ(other.nThreads, 0);
+  EXPECT_EQ(other.nSocks, 0);
+  Config aws = readConfig(0x1d0f);
+  EXPECT_EQ(aws.nThreads, 2);
+  EXPECT_EQ(aws.nSocks, 16);
+  Config gcp = readConfig(0x1ae0);
+  EXPECT_EQ(gcp.nThreads, 4);
+  EXPECT_EQ(gcp.nSocks, 4);
+}
+
+TEST_F(SocketConfigTest, ExplicitValuesAreClampedToNcclsLimits) {
+  setenv("NCCL_SOCKET_NTHREADS", "20", 1);
+  setenv("NCCL_NSOCKS_PERTHREAD", "8", 1);
+  Config c = readConfig(0);
+  EXPECT_EQ(c.nThreads, 16);
+  EXPECT_EQ(c.nSocks, 64);  // 16 x 4: sockets per thread cut to stay within 64
+  setenv("NCCL_SOCKET_NTHREADS", "3", 1);
+  setenv("NCCL_NSOCKS_PERTHREAD", "0", 1);
+  c = readConfig(0);
+  EXPECT_EQ(c.nSocks, 0);
+  EXPECT_EQ(c.nThreads, 0);  // threads without sockets would have nothing to move
+}
+
+TEST_F(SocketConfigTest, FamilyAndInterfaceNames) {
+  setenv("NCCL_SOCKET_FAMILY", "AF_INET6", 1);
+  setenv("NCCL_SOCKET_IFNAME", "^docker", 1);
+  Config c = readInterfaceConfig();
+  EXPECT_EQ(c.family, AF_INET6);
+  EXPECT_EQ(c.ifName, "^docker");
+  setenv("NCCL_SOCKET_FAMILY", "AF_UNIX", 1);  // not an IP family: ignored
+  EXPECT_EQ(readInterfaceConfig().family, AF_UNSPEC);
+}
 
 }  // namespace
 }  // namespace weft::socket
