@@ -58,6 +58,13 @@ XmlNode& XmlNode::adopt(std::unique_ptr<XmlNode> child) {
   return *children_.back();
 }
 
+XmlNode& XmlNode::insert(size_t pos, std::unique_ptr<XmlNode> child) {
+  child->parent_ = this;
+  pos = std::min(pos, children_.size());
+  auto it = children_.insert(children_.begin() + static_cast<ptrdiff_t>(pos), std::move(child));
+  return **it;
+}
+
 std::unique_ptr<XmlNode> XmlNode::detach(const XmlNode* child) {
   auto it = std::find_if(children_.begin(), children_.end(),
                          [&](const std::unique_ptr<XmlNode>& c) { return c.get() == child; });
@@ -85,6 +92,7 @@ XmlNode* XmlNode::childWith(std::string_view name, std::string_view key, std::st
 
 std::unique_ptr<XmlNode> XmlNode::clone() const {
   auto copy = std::make_unique<XmlNode>(name_, line_);
+  copy->form_ = form_;
   copy->attrs_ = attrs_;
   for (const auto& c : children_) copy->adopt(c->clone());
   return copy;
@@ -131,13 +139,31 @@ class LineIndex {
   std::vector<size_t> starts_;
 };
 
-std::unique_ptr<XmlNode> convert(const pugi::xml_node& in, const LineIndex& lines) {
+// Whether the start tag at `offset` (pugixml's offset of the element) ends with "/>". The
+// document parsed, so the tag is well formed: skip quoted values up to the first '>'.
+XmlForm formAt(std::string_view text, ptrdiff_t offset) {
+  char quote = 0;
+  for (size_t i = offset < 0 ? text.size() : static_cast<size_t>(offset); i < text.size(); ++i) {
+    char c = text[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '>') {
+      return i > 0 && text[i - 1] == '/' ? XmlForm::kSelfClosing : XmlForm::kOpen;
+    }
+  }
+  return XmlForm::kOpen;
+}
+
+std::unique_ptr<XmlNode> convert(const pugi::xml_node& in, const LineIndex& lines, std::string_view text) {
   auto node = std::make_unique<XmlNode>(in.name(), lines.at(in.offset_debug()).first);
+  node->setForm(formAt(text, in.offset_debug()));
   for (const pugi::xml_attribute& a : in.attributes()) node->set(a.name(), a.value());
   // Repeated attribute names are legal for pugixml; keep the first like NCCL's lookups do.
   for (const pugi::xml_node& c : in.children()) {
     if (c.type() != pugi::node_element) continue;  // text, comments and PIs carry no topology
-    node->adopt(convert(c, lines));
+    node->adopt(convert(c, lines, text));
   }
   return node;
 }
@@ -219,7 +245,7 @@ Result<TopoXml> TopoXml::parse(std::string_view text, std::string source) {
   WEFT_TRY(checkAttributes(rootIn, lines, source));
   TopoXml xml;
   xml.source_ = std::move(source);
-  xml.root_ = convert(rootIn, lines);
+  xml.root_ = convert(rootIn, lines, text);
   return xml;
 }
 
