@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -109,7 +110,11 @@ bool XmlNode::operator==(const XmlNode& other) const {
 std::string XmlNode::describe() const {
   std::string s = "<" + name_;
   // The first attribute usually identifies the element (busid, numaid, name, dev, target).
-  if (!attrs_.empty()) s += " " + attrs_[0].first + "=\"" + attrs_[0].second + "\"";
+  // Values are quoted in full up to a length that keeps messages readable.
+  if (!attrs_.empty()) {
+    const std::string& v = attrs_[0].second;
+    s += " " + attrs_[0].first + "=\"" + (v.size() > 64 ? v.substr(0, 64) + "..." : v) + "\"";
+  }
   s += ">";
   return s;
 }
@@ -168,18 +173,57 @@ std::unique_ptr<XmlNode> convert(const pugi::xml_node& in, const LineIndex& line
   return node;
 }
 
-Status checkAttributes(const pugi::xml_node& in, const LineIndex& lines, const std::string& source) {
+// 255: NCCL's MAX_STR_LEN. NCCL silently cuts longer names and values, which changes their
+// meaning; weft rejects them.
+constexpr size_t kMaxStrLen = 255;
+// Real topologies are about ten levels deep; the limit keeps recursive walks off the stack's edge.
+constexpr int kMaxDepth = 64;
+
+std::string elementAt(const pugi::xml_node& in, const LineIndex& lines, const std::string& source) {
+  return source + ":" + std::to_string(lines.at(in.offset_debug()).first) + ": <" + in.name() + ">: ";
+}
+
+Status checkElement(const pugi::xml_node& in, const LineIndex& lines, const std::string& source) {
+  if (std::strlen(in.name()) > kMaxStrLen) {
+    return invalidArgument(source + ":" + std::to_string(lines.at(in.offset_debug()).first) + ": element name is " +
+                           std::to_string(std::strlen(in.name())) + " characters long (NCCL reads at most 255)");
+  }
   for (const pugi::xml_attribute& a : in.attributes()) {
+    size_t len = std::strlen(a.value());
+    if (len > kMaxStrLen || std::strlen(a.name()) > kMaxStrLen) {
+      std::string name = std::string(a.name()).substr(0, 32);
+      return invalidArgument(elementAt(in, lines, source) + "attribute '" + name + "' is " +
+                             std::to_string(std::max(len, std::strlen(a.name()))) +
+                             " characters long (NCCL reads at most 255)");
+    }
     for (pugi::xml_attribute b = a.next_attribute(); b; b = b.next_attribute()) {
-      if (std::string_view(a.name()) == b.name()) {
-        return invalidArgument(source + ":" + std::to_string(lines.at(in.offset_debug()).first) + ": <" +
-                               in.name() + ">: attribute '" + a.name() + "' appears twice");
-      }
+      if (std::string_view(a.name()) == b.name())
+        return invalidArgument(elementAt(in, lines, source) + "attribute '" + a.name() + "' appears twice");
     }
   }
-  for (const pugi::xml_node& c : in.children()) {
-    if (c.type() != pugi::node_element) continue;
-    WEFT_TRY(checkAttributes(c, lines, source));
+  return Status::ok();
+}
+
+// Every element, depth first, without recursion: the depth is not known to be sane yet.
+Status checkElements(const pugi::xml_node& root, const LineIndex& lines, const std::string& source) {
+  int depth = 0;
+  for (pugi::xml_node n = root; n;) {
+    if (n.type() == pugi::node_element) {
+      if (depth >= kMaxDepth)
+        return invalidArgument(elementAt(n, lines, source) + "elements nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      WEFT_TRY(checkElement(n, lines, source));
+    }
+    if (n.first_child() && n.type() == pugi::node_element) {
+      n = n.first_child();
+      ++depth;
+      continue;
+    }
+    while (n && n != root && !n.next_sibling()) {
+      n = n.parent();
+      --depth;
+    }
+    if (!n || n == root) break;
+    n = n.next_sibling();
   }
   return Status::ok();
 }
@@ -231,18 +275,19 @@ Result<TopoXml> TopoXml::parse(std::string_view text, std::string source) {
   unsigned options = pugi::parse_default & ~pugi::parse_wconv_attribute;
   pugi::xml_parse_result res = doc.load_buffer(text.data(), text.size(), options, pugi::encoding_utf8);
   LineIndex lines(text);
+  if (res.status == pugi::status_no_document_element || (res && !doc.document_element()))
+    return invalidArgument(source + ": no XML element found (empty, truncated or not XML)");
   if (!res) {
     auto [line, col] = lines.at(res.offset);
     return invalidArgument(source + ":" + std::to_string(line) + ":" + std::to_string(col) +
                            ": malformed XML: " + res.description());
   }
   pugi::xml_node rootIn = doc.document_element();
-  if (!rootIn) return invalidArgument(source + ": no XML element found (empty or truncated file)");
-  int elements = 0;
-  for (const pugi::xml_node& n : doc.children())
-    if (n.type() == pugi::node_element) ++elements;
-  if (elements != 1) return invalidArgument(source + ": expected exactly one root element, found " + std::to_string(elements));
-  WEFT_TRY(checkAttributes(rootIn, lines, source));
+  for (pugi::xml_node n = rootIn.next_sibling(); n; n = n.next_sibling()) {
+    if (n.type() == pugi::node_element)
+      return invalidArgument(elementAt(n, lines, source) + "a second top element (the first is <" + rootIn.name() + ">)");
+  }
+  WEFT_TRY(checkElements(rootIn, lines, source));
   TopoXml xml;
   xml.source_ = std::move(source);
   xml.root_ = convert(rootIn, lines, text);
