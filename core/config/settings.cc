@@ -19,6 +19,7 @@ const std::vector<SettingDef>& buildTable() {
   static const std::vector<SettingDef> kTable = {
       {"NCCL_TOPO_FILE", {}, Type::kString, "", "Topology XML that detection completes", "topo"},
       {"NCCL_TOPO_DUMP_FILE", {}, Type::kString, "", "Write the fused topology XML here", "topo"},
+      {"NCCL_HOSTID", {}, Type::kString, "", "Host identity hashed instead of host name and boot id", "topo/detect"},
       {"NCCL_GRAPH_FILE", {}, Type::kString, "", "Load graphs from this XML instead of searching", "topo/search"},
       {"NCCL_GRAPH_DUMP_FILE", {}, Type::kString, "", "Write the searched graphs here", "topo/search"},
       {"NCCL_CROSS_NIC", {}, Type::kInt, "2", "0: same NIC at both ends, 1: allow, 2: try without then with", "topo/search"},
