@@ -19,5 +19,5 @@ for t in $targets; do
     *xml*) if [ -d "$CORPUS/topologies" ]; then find "$CORPUS/topologies" -name '*.xml' -exec cp {} "$seeds/" \; ; fi ;;
   esac
   echo "fuzzing $t for ${SECONDS_PER_TARGET}s"
-  "$BUILD/tests/fuzz/$t" -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 "$seeds" 2>&1 | tail -12
+  "$BUILD/tests/fuzz/$t" -max_total_time="$SECONDS_PER_TARGET" -artifact_prefix="$BUILD/" -print_final_stats=1 "$seeds" 2>&1 | tail -12
 done
