@@ -16,10 +16,12 @@ constexpr const char* kProtoNames[kNumProtos] = {"LL", "LL128", "Simple"};
 
 // Index of `word` in `names` (case-insensitive), or an error that names the closest one.
 Result<int> lookupName(std::string_view word, std::span<const char* const> names, const char* what) {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (iequals(word, names[i])) return static_cast<int>(i);
+  // Only a word that matched nothing pays for the distances.
   size_t bestDist = 3;
   const char* best = nullptr;
   for (size_t i = 0; i < names.size(); ++i) {
-    if (iequals(word, names[i])) return static_cast<int>(i);
     size_t d = editDistance(word, names[i]);
     if (d < bestDist) {
       bestDist = d;
