@@ -25,8 +25,7 @@ std::string renderExplain(const SettingDef& def, const Settings& settings, const
 // as Markdown: the contents of docs/settings.md.
 std::string renderReference();
 
-// Helpers shared by the renderers.
-std::string jsonString(std::string_view text);  // quoted and escaped
-std::string displayDefault(const SettingDef& def);  // "unset", "-2 (auto)", "2"
+// How a default reads in listings: "unset", "-2 (auto)", "2".
+std::string displayDefault(const SettingDef& def);
 
 }  // namespace weft::config

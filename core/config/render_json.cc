@@ -1,74 +1,94 @@
-// `weft info --config --format json`: the same content as the text form, for tools.
+// `weft info --config --format json`: the same content as the text form, for tools, written
+// with the shared JsonWriter.
+#include "core/base/json.h"
 #include "core/config/render.h"
 #include "core/config/render_util.h"
 
 namespace weft::config {
 namespace {
 
-std::string optJson(const std::optional<std::string>& v) { return v ? jsonString(*v) : "null"; }
-std::string optJson(const std::optional<int>& v) { return v ? std::to_string(*v) : "null"; }
-
-std::string factsJson(const Facts& f) {
-  return "{\"host\": " + optJson(f.host) + ", \"nodes\": " + optJson(f.nodes) + ", \"gpus\": " +
-         optJson(f.gpusPerNode) + ", \"arch\": " + (f.smArch ? jsonString("sm" + std::to_string(*f.smArch)) : "null") +
-         ", \"net\": " + optJson(f.netPlugin) + "}";
+template <typename T>
+void optional(JsonWriter& w, std::string_view key, const std::optional<T>& v) {
+  w.key(key);
+  if (v) {
+    w.value(*v);
+  } else {
+    w.null();
+  }
 }
 
-template <typename T, typename Fn>
-std::string array(const std::vector<T>& items, Fn item) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ",\n    " : "\n    ") + item(items[i]);
-  return out + (items.empty() ? "]" : "\n  ]");
+void facts(JsonWriter& w, const Facts& f) {
+  w.key("facts").beginObject();
+  optional(w, "host", f.host);
+  optional(w, "nodes", f.nodes);
+  optional(w, "gpus", f.gpusPerNode);
+  optional(w, "arch", f.smArch ? std::optional<std::string>("sm" + std::to_string(*f.smArch)) : std::nullopt);
+  optional(w, "net", f.netPlugin);
+  w.endObject();
 }
 
-std::string rowJson(const SettingRow& r) {
+void row(JsonWriter& w, const SettingRow& r) {
   const SettingDef& d = *r.def;
-  return "{\"name\": " + jsonString(d.name) + ", \"value\": " + (r.unset ? "null" : jsonString(r.value)) +
-         ", \"source\": " + jsonString(r.source) + ", \"default\": " +
-         (d.defaultValue.empty() ? "null" : jsonString(d.defaultValue)) + ", \"type\": " + jsonString(typeName(d.type)) +
-         ", \"yaml_key\": " + jsonString(shortName(d.name)) + ", \"module\": " + jsonString(d.module) +
-         ", \"doc\": " + jsonString(d.doc) + "}";
+  w.beginObject().key("name").value(d.name);
+  optional(w, "value", r.unset ? std::nullopt : std::optional<std::string>(r.value));
+  w.field("source", r.source);
+  optional(w, "default", d.defaultValue.empty() ? std::nullopt : std::optional<std::string>(d.defaultValue));
+  w.field("type", typeName(d.type)).field("yaml_key", shortName(d.name)).field("module", d.module);
+  w.field("doc", d.doc).endObject();
 }
 
-std::string valueJson(const Value& v) {
-  return "{\"value\": " + jsonString(v.text) + ", \"source\": " + jsonString(sourceName(v.source)) +
-         ", \"where\": " + jsonString(v.where) + ", \"set_as\": " + (v.setAs.empty() ? "null" : jsonString(v.setAs)) + "}";
+void header(JsonWriter& w, const Policy& policy, const Facts& f) {
+  facts(w, f);
+  w.key("files").beginArray();
+  for (const FileRead& file : policy.files()) {
+    w.beginObject().field("path", file.path).field("role", file.role).field("found", file.found).endObject();
+  }
+  w.endArray().key("profiles").beginArray();
+  for (const ProfileStatus& p : profileStatus(policy, f)) {
+    w.beginObject().field("profile", p.label).field("where", p.where).field("match", p.match);
+    w.field("applies", p.whyNot.empty());
+    optional(w, "why_not", p.whyNot.empty() ? std::nullopt : std::optional<std::string>(p.whyNot));
+    w.endObject();
+  }
+  w.endArray().key("ignored").beginArray();
+  for (const UnknownName& u : policy.unknown()) {
+    w.beginObject().field("name", u.name).field("where", u.where);
+    optional(w, "suggestion", u.suggestion);
+    w.endObject();
+  }
+  w.endArray();
 }
 
 }  // namespace
 
-std::string settingsJson(const Settings& settings, const Policy& policy, const Facts& facts) {
-  std::vector<SettingRow> rows;
-  for (const SettingDef& d : table()) rows.push_back(settingRow(d, settings));
-  std::string out = "{\n  \"facts\": " + factsJson(facts) + ",\n";
-  out += "  \"files\": " + array(policy.files(), [](const FileRead& f) {
-    return "{\"path\": " + jsonString(f.path) + ", \"role\": " + jsonString(f.role) +
-           ", \"found\": " + (f.found ? "true" : "false") + "}";
-  }) + ",\n";
-  out += "  \"profiles\": " + array(profileStatus(policy, facts), [](const ProfileStatus& p) {
-    return "{\"profile\": " + jsonString(p.label) + ", \"where\": " + jsonString(p.where) + ", \"match\": " +
-           jsonString(p.match) + ", \"applies\": " + (p.whyNot.empty() ? "true" : "false") +
-           ", \"why_not\": " + (p.whyNot.empty() ? "null" : jsonString(p.whyNot)) + "}";
-  }) + ",\n";
-  out += "  \"ignored\": " + array(policy.unknown(), [](const UnknownName& u) {
-    return "{\"name\": " + jsonString(u.name) + ", \"where\": " + jsonString(u.where) +
-           ", \"suggestion\": " + optJson(u.suggestion) + "}";
-  }) + ",\n";
-  out += "  \"settings\": " + array(rows, rowJson) + "\n}\n";
-  return out;
+std::string settingsJson(const Settings& settings, const Policy& policy, const Facts& f) {
+  JsonWriter w;
+  w.beginObject();
+  header(w, policy, f);
+  w.key("settings").beginArray();
+  for (const SettingDef& d : table()) row(w, settingRow(d, settings));
+  w.endArray().endObject();
+  return w.str() + "\n";
 }
 
-std::string explainJson(const SettingDef& def, const Settings& settings, const Policy& policy, const Facts& facts) {
-  SettingRow row = settingRow(def, settings);
-  std::string out = "{\n  \"setting\": " + rowJson(row) + ",\n";
-  out += "  \"expected\": " + jsonString(expectedForm(def)) + ",\n";
-  out += "  \"facts\": " + factsJson(facts) + ",\n";
-  out += "  \"history\": " + array(settings.history(def.name), valueJson) + ",\n";
-  out += "  \"not_applied\": " + array(notApplied(def, policy, facts), [](const NotApplied& n) {
-    return "{\"where\": " + jsonString(n.where) + ", \"value\": " + jsonString(n.value) + ", \"why_not\": " +
-           jsonString(n.whyNot) + "}";
-  }) + "\n}\n";
-  return out;
+std::string explainJson(const SettingDef& def, const Settings& settings, const Policy& policy, const Facts& f) {
+  JsonWriter w;
+  w.beginObject().key("setting");
+  row(w, settingRow(def, settings));
+  w.field("expected", expectedForm(def));
+  facts(w, f);
+  w.key("history").beginArray();
+  for (const Value& v : settings.history(def.name)) {
+    w.beginObject().field("value", v.text).field("source", sourceName(v.source)).field("where", v.where);
+    optional(w, "set_as", v.setAs.empty() ? std::nullopt : std::optional<std::string>(v.setAs));
+    w.endObject();
+  }
+  w.endArray().key("not_applied").beginArray();
+  for (const NotApplied& n : notApplied(def, policy, f)) {
+    w.beginObject().field("where", n.where).field("value", n.value).field("why_not", n.whyNot).endObject();
+  }
+  w.endArray().endObject();
+  return w.str() + "\n";
 }
 
 }  // namespace weft::config
