@@ -40,7 +40,7 @@ std::vector<SettingDef> topologyRows() {
        .doc = "1: use the GPU's NUMA affinity instead of the process CPU mask", .module = "topo",
        .range = kFlag},
       {.name = "NCCL_HOSTID", .type = Type::kString, .defaultValue = "",
-       .doc = "String hashed to identify the host (unset: host name + boot id)", .module = "topo, bootstrap"},
+       .doc = "String hashed to identify the host (unset: host name + boot id)", .module = "topo/detect, bootstrap"},
       {.name = "NCCL_NET_MERGE_LEVEL", .type = Type::kString, .defaultValue = "PORT",
        .doc = "How close NIC ports must be to be merged into one virtual NIC", .module = "topo"},
       {.name = "NCCL_NET_FORCE_MERGE", .type = Type::kString, .defaultValue = "",
