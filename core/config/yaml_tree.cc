@@ -1,5 +1,7 @@
 #include "core/config/yaml_tree.h"
 
+#include "core/config/yaml_fast.h"
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
@@ -134,6 +136,13 @@ std::string positionText(const std::string& path, int line, int column) {
 }
 
 Result<YamlNode> parseYamlDocument(std::string_view text, const std::string& path) {
+  // Policies are plain YAML: read them without yaml-cpp's slow scanner when the text stays in
+  // the subset that parseSimpleYaml reads exactly as yaml-cpp does.
+  if (std::optional<YamlNode> fast = parseSimpleYaml(text)) return std::move(*fast);
+  return parseYamlWithYamlCpp(text, path);
+}
+
+Result<YamlNode> parseYamlWithYamlCpp(std::string_view text, const std::string& path) {
   TreeBuilder builder;
   try {
     std::istringstream in{std::string(text)};

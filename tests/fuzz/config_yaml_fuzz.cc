@@ -8,6 +8,7 @@
 
 #include "core/config/loader.h"
 #include "core/config/render.h"
+#include "core/config/yaml_fast.h"
 
 namespace {
 
@@ -39,6 +40,11 @@ void checkPolicy(YamlPolicy yaml) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
+  // Differential: whatever the fast YAML reader accepts, yaml-cpp must read into the same tree.
+  if (std::optional<YamlNode> fast = parseSimpleYaml(text)) {
+    auto slow = parseYamlWithYamlCpp(text, "fuzz.yaml");
+    if (!slow.isOk() || !sameTree(*fast, *slow)) std::abort();
+  }
   auto yaml = parseYamlPolicy(text, "fuzz.yaml");
   if (yaml.isOk()) {
     checkPolicy(std::move(yaml).value());
