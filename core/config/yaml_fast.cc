@@ -47,6 +47,37 @@ YamlNode collection(YamlNode::Kind kind, int line, int column) {
   return n;
 }
 
+// A comment line of printable ASCII and well-formed UTF-8 (no overlongs, surrogates or code
+// points past U+10FFFF).
+bool isCleanComment(std::string_view raw) {
+  size_t i = 0;
+  while (i < raw.size()) {
+    unsigned char u = static_cast<unsigned char>(raw[i]);
+    if (u < 0x80) {
+      if (u < 0x20 || u == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    int extra = 0;
+    unsigned cp = 0;
+    if (u >= 0xc2 && u <= 0xdf) { extra = 1; cp = u & 0x1fu; }
+    else if (u >= 0xe0 && u <= 0xef) { extra = 2; cp = u & 0x0fu; }
+    else if (u >= 0xf0 && u <= 0xf4) { extra = 3; cp = u & 0x07u; }
+    else return false;
+    if (i + static_cast<size_t>(extra) >= raw.size()) return false;
+    for (int k = 1; k <= extra; ++k) {
+      unsigned char c = static_cast<unsigned char>(raw[i + static_cast<size_t>(k)]);
+      if ((c & 0xc0u) != 0x80u) return false;
+      cp = (cp << 6) | (c & 0x3fu);
+    }
+    if ((extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (extra == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+      return false;
+    if (cp == 0xfeff || (cp >= 0x80 && cp <= 0x9f)) return false;  // BOM, C1 controls
+    i += static_cast<size_t>(extra) + 1;
+  }
+  return true;
+}
+
 std::vector<Line> splitLines(std::string_view text) {
   std::vector<Line> out;
   int number = 0;
@@ -56,9 +87,13 @@ std::vector<Line> splitLines(std::string_view text) {
     if (end == std::string_view::npos) end = text.size();
     std::string_view raw = text.substr(pos, end - pos);
     size_t first = raw.find_first_not_of(' ');
-    if (first != std::string_view::npos && raw[first] != '#') {
+    if (first != std::string_view::npos && raw[first] == '#') {
+      // Comment lines may hold UTF-8 text, but no control characters or broken sequences:
+      // yaml-cpp decodes and checks comments too, so such input is its business.
+      if (!isCleanComment(raw)) throw Declined{};
+    } else if (first != std::string_view::npos) {
       // Tabs, carriage returns, other control characters and non-ASCII on a line with content
-      // (columns would count differently): yaml-cpp's business. Comment lines may hold anything.
+      // (columns would count differently): yaml-cpp's business.
       for (char c : raw) {
         unsigned char u = static_cast<unsigned char>(c);
         if (u < 0x20 || u >= 0x7f) throw Declined{};
@@ -94,10 +129,12 @@ size_t quoted(std::string_view text, int line, int column, YamlNode* out) {
 }
 
 // A plain scalar inside [ ] or { }: up to ',' or the closing bracket, trailing spaces dropped.
+// yaml-cpp also ends it at '?' and at ':' before a blank, ',', ']' or '}' (then fails on
+// what follows, or reads a key): those cases are declined by the caller.
 size_t flowPlain(std::string_view text, int line, int column, YamlNode* out) {
   size_t i = 0;
-  while (i < text.size() && std::strchr(",[]{}#\"'", text[i]) == nullptr) {
-    if (text[i] == ':' && (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == ',')) break;
+  while (i < text.size() && std::strchr(",[]{}#\"'?", text[i]) == nullptr) {
+    if (text[i] == ':' && (i + 1 == text.size() || std::strchr(" ,]}", text[i + 1]) != nullptr)) break;
     ++i;
   }
   std::string_view v = text.substr(0, i);

@@ -48,6 +48,24 @@ TEST(YamlFast, DeclinesWhatItDoesNotRead) {
   }
 }
 
+template <size_t N>
+std::string bytes(const char (&text)[N]) {  // NULs included
+  return std::string(text, N - 1);
+}
+
+// Inputs the fuzz target found where the fast reader once disagreed with yaml-cpp.
+TEST(YamlFast, FuzzFindingsAgreeWithYamlCpp) {
+  // A NUL (or any control character) in a comment; a broken UTF-8 sequence in a comment.
+  expectSameAsYamlCpp(bytes("#\0\0 note\nA: 1\n"), false);
+  expectSameAsYamlCpp("# \xc3\nA: 1\n", false);
+  EXPECT_FALSE(parseSimpleYaml(bytes("#\0\nA: 1\n")).has_value());
+  expectSameAsYamlCpp("# caf\xc3\xa9\nA: 1\n", true);  // well-formed UTF-8 comments are fine
+  // yaml-cpp ends a plain scalar in a flow collection at '?', and at ':' before ']' or '}'.
+  expectSameAsYamlCpp("DEBUG_SUBSYS: [INIT, GR?PH, NET]\n", false);
+  expectSameAsYamlCpp("A: [x:]\nB: {k: v:}\n", false);
+  EXPECT_FALSE(parseSimpleYaml("DEBUG_SUBSYS: [INIT, GR?PH, NET]\n").has_value());
+}
+
 TEST(YamlFast, RepositoryPoliciesTakeTheFastPath) {
   std::filesystem::path root(WEFT_SOURCE_DIR);
   std::vector<std::filesystem::path> files = {root / "examples/weft.yaml"};
