@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <unordered_map>
 
 #include "core/topo/paths.h"
 
@@ -24,7 +25,7 @@ inline float roundHalfAway(float x) {
 
 // Floating-point subtraction rounded to 1e-3, so that reserving and releasing bandwidth
 // returns links to their exact starting values (NCCL's SUB_ROUND).
-float subRound(float a, float b) { return roundHalfAway((a - b) * 1000) / 1000; }
+inline float subRound(float a, float b) { return roundHalfAway((a - b) * 1000) / 1000; }
 
 bool isTree(Pattern p) { return p == Pattern::kBalancedTree || p == Pattern::kTree || p == Pattern::kSplitTree; }
 
@@ -97,6 +98,20 @@ const std::vector<int>& SearchEngine::netLocalGpus(int n, PathType* pathType) {
 }
 
 void SearchEngine::buildPathTables() {
+  // Number every link, so that the search can keep their bandwidths in a flat array.
+  std::unordered_map<const Link*, int32_t> index;
+  for (NodeType t : kAllNodeTypes) {
+    for (Node& n : sys_.nodes(t)) {
+      for (Link& l : n.links) {
+        index.emplace(&l, static_cast<int32_t>(links_.size()));
+        links_.push_back(&l);
+      }
+    }
+  }
+  for (const Link* l : links_) {
+    auto it = l->rev != nullptr ? index.find(l->rev) : index.end();
+    revIndex_.push_back(it != index.end() ? it->second : -1);
+  }
   const NodeType kinds[] = {NodeType::kGpu, NodeType::kNet, NodeType::kNvs};
   for (NodeType t1 : kinds) {
     for (NodeType t2 : kinds) {
@@ -113,7 +128,8 @@ void SearchEngine::buildPathTables() {
           const auto& revPaths = sys_.node(t2, i2).paths[idx(t1)];
           if (paths.empty() || revPaths.empty()) continue;  // never computed: unusable, as DIS
           const Path& p = paths[static_cast<size_t>(i2)];
-          f.hops = p.hops.data();
+          std::vector<int32_t> hops;
+          for (const Link* l : p.hops) hops.push_back(index.at(l));
           f.count = p.count();
           f.type = val(p.type);
           f.revType = val(revPaths[static_cast<size_t>(i1)].type);
@@ -124,42 +140,119 @@ void SearchEngine::buildPathTables() {
             if (l->revCost == RevCost::kPowerNvlink || (l->revCost == RevCost::kPreAmpereGpu && !f.fromGpu))
               f.plain = false;
           }
+          // The integer path checks every link before it reserves any: only right when no link
+          // appears twice (paths never repeat one, but the float code covers it if they do).
+          std::vector<int32_t> sorted = hops;
+          std::sort(sorted.begin(), sorted.end());
+          if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) f.plain = false;
+          pathHops_.push_back(std::move(hops));
+          f.hops = pathHops_.back().data();
         }
       }
     }
   }
 }
 
-// Reserves `bw` on the first `maxSteps` links of `path`; returns how many it could reserve.
-int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
-  if (path.plain) {
-    // Most paths: every link costs `bw`, nothing in the reverse direction.
-    for (int step = 0; step < maxSteps; ++step) {
-      Link* link = path.hops[step];
-      if (link->bw < bw) return step;
-      link->bw = subRound(link->bw, bw);
-    }
-    return maxSteps;
+// Why integer arithmetic equals NCCL's SUB_ROUND(a, b) = roundf((a - b) * 1000) / 1000 when
+// a = fl(ka/1000), b = fl(kb/1000), |ka|, |kb| < 1024000: a and b are below 2^10, so each is
+// within 2^-15 of ka/1000 and kb/1000; a - b is below 2^11 and rounds by at most 2^-13; the
+// product is below 2^21 and rounds by at most 2^-3. The computed (a - b) * 1000 is therefore
+// within 1000 * (2^-15 + 2^-15 + 2^-13) + 2^-3 < 0.31 of the integer ka - kb, roundf returns
+// ka - kb, and the division returns fl((ka - kb)/1000). Comparisons agree too: fl(k/1000) is
+// increasing in k there (the float spacing is far below 1e-3).
+int32_t SearchEngine::exactMilli(float bw) {
+  if (!(std::fabs(bw) < static_cast<float>(kMilliLimit) / 1000.0f)) return kSlow;
+  float k = roundHalfAway(bw * 1000);
+  if (!(std::fabs(k) < static_cast<float>(kMilliLimit))) return kSlow;
+  if (k / 1000.0f != bw) return kSlow;
+  return static_cast<int32_t>(k);
+}
+
+float SearchEngine::subRoundBw(float a, float b) { return subRound(a, b); }
+
+void SearchEngine::setLinkBw(int i, float a, float b) {
+  float k = roundHalfAway((a - b) * 1000);
+  LinkBw& l = bw_[static_cast<size_t>(i)];
+  if (std::fabs(k) < static_cast<float>(kMilliLimit)) {
+    l.milli = static_cast<int32_t>(k);
+  } else {
+    l.milli = kSlow;
+    l.slowBw = k / 1000;
   }
+}
+
+void SearchEngine::loadLinkBw() {
+  bw_.resize(links_.size());
+  for (size_t i = 0; i < links_.size(); ++i) {
+    bw_[i].milli = exactMilli(links_[i]->bw);
+    bw_[i].slowBw = links_[i]->bw;
+  }
+}
+
+void SearchEngine::storeLinkBw() {
+  for (size_t i = 0; i < links_.size(); ++i) links_[i]->bw = linkBw(static_cast<int>(i));
+}
+
+// NCCL's followPath on the float values: reserves `bw` on the first `maxSteps` links of
+// `path`; returns how many it could reserve.
+int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
   const float pciBw = path.pciOverhead ? bw * 6 / 5 : bw;
   for (int step = 0; step < maxSteps; ++step) {
-    Link* link = path.hops[step];
+    const int h = path.hops[step];
+    const Link* link = links_[static_cast<size_t>(h)];
     const float fwBw = link->type == LinkType::kPci ? pciBw : bw;
     // Traffic into a pre-Ampere GPU also costs 1/8 of it the other way; a POWER CPU NVLink the full amount.
     float revBw = 0;
     if (link->revCost == RevCost::kPreAmpereGpu && !path.fromGpu) revBw = fwBw / 8;
     if (link->revCost == RevCost::kPowerNvlink) revBw = fwBw;
-    Link* revLink = revBw != 0 ? link->rev : nullptr;
-    if (link->bw < fwBw || (revLink != nullptr && revLink->bw < revBw)) return step;
-    link->bw = subRound(link->bw, fwBw);
-    if (revLink != nullptr) revLink->bw = subRound(revLink->bw, revBw);
+    const int rev = revBw != 0 ? revIndex_[static_cast<size_t>(h)] : -1;
+    const float cur = linkBw(h);
+    if (cur < fwBw || (rev >= 0 && linkBw(rev) < revBw)) return step;
+    setLinkBw(h, cur, fwBw);
+    if (rev >= 0) setLinkBw(rev, linkBw(rev), revBw);
   }
   return maxSteps;
 }
 
+// The common case in integers: a plain path, links and bandwidth all exact. Checks every link
+// first; when one lacks the bandwidth NCCL would reserve the links before it and release them
+// again, which leaves exact links unchanged, so nothing is written. Anything not exact goes
+// to the float code.
+__attribute__((always_inline)) inline bool SearchEngine::followExact(const FastPath& path, float bw) {
+  const int32_t kb = path.plain ? milliOf(bw) : kSlow;
+  if (kb != kSlow) {
+    const int32_t* hops = path.hops;
+    const int n = path.count;
+    LinkBw* state = bw_.data();
+    bool slow = false;
+    for (int s = 0; s < n; ++s) {
+      const int32_t m = state[hops[s]].milli;
+      if (m < kb) {
+        if (m != kSlow) return false;
+        slow = true;
+        break;
+      }
+      if (m - kb >= kMilliLimit) {
+        slow = true;
+        break;
+      }
+    }
+    if (!slow) {
+      for (int s = 0; s < n; ++s) state[hops[s]].milli -= kb;
+      return true;
+    }
+  }
+  int steps = followLinks(path, path.count, bw);
+  if (steps < path.count) {
+    followLinks(path, steps, -bw);
+    return false;
+  }
+  return true;
+}
+
 // ncclTopoFollowPath: with mult > 0, reserves the graph's bandwidth along the path from
 // (t1,i1) to (t2,i2) if its type and bandwidth allow; with mult < 0, releases it.
-bool SearchEngine::followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult) {
+__attribute__((always_inline)) inline bool SearchEngine::followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult) {
   const FastPath& path = fastPath(t1, i1, t2, i2);
   if (path.type >= val(PathType::kDis)) return false;
   const int type = path.intra ? graph.typeIntra : graph.typeInter;
@@ -168,11 +261,7 @@ bool SearchEngine::followPath(Graph& graph, NodeType t1, int i1, NodeType t2, in
     if (isTree(graph.pattern) && path.revType > type) return false;
   }
   const float bw = (path.intra ? graph.bwIntra : graph.bwInter) * mult;
-  int steps = followLinks(path, path.count, bw);
-  if (steps < path.count) {
-    followLinks(path, steps, -bw);
-    return false;
-  }
+  if (!followExact(path, bw)) return false;
   // int += float, as NCCL's nHops arithmetic (fractional multipliers truncate).
   if (mult == 1 || mult == -1) graph.nHops += static_cast<int>(mult) * path.count;
   else graph.nHops = static_cast<int>(static_cast<float>(graph.nHops) + mult * static_cast<float>(path.count));
@@ -565,6 +654,13 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
 }
 
 void SearchEngine::searchRec(Graph& graph, int* time) {
+  if (searchDepth_ == 0) loadLinkBw();
+  ++searchDepth_;
+  searchRecInner(graph, time);
+  if (--searchDepth_ == 0) storeLinkBw();
+}
+
+void SearchEngine::searchRecInner(Graph& graph, int* time) {
   int backToNet = -1, backToFirstRank = -1;
   if (sys_.inter) {
     backToNet = graph.pattern == Pattern::kRing        ? ngpus_ - 1

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -19,7 +20,8 @@ class SearchEngine {
  public:
   SearchEngine(System& system, const Params& params, Graph& best);
 
-  // ncclTopoSearchRec: extends `graph` by one channel in every possible way.
+  // ncclTopoSearchRec: extends `graph` by one channel in every possible way. Link bandwidths
+  // live in the engine's own state during the call and are written back to the System after.
   void searchRec(Graph& graph, int* time);
 
  private:
@@ -27,14 +29,14 @@ class SearchEngine {
 
   // A path as the search uses it, packed: built once per search from the System's paths.
   struct FastPath {
-    Link* const* hops = nullptr;
+    const int32_t* hops = nullptr;  // link indices (see bw_)
     int count = 0;
     int type = 11;           // PathType value; DIS when the path does not exist
     int revType = 11;        // the reverse path's type (trees check both directions)
     bool pciOverhead = false;  // from a GPU through an Intel CPU (PHB): PCI links cost 6/5
     bool fromGpu = false;
     bool intra = false;      // both ends GPU/NVS: uses the graph's intra speed and type
-    bool plain = false;      // every link costs the same bandwidth, nothing in reverse
+    bool plain = false;      // every link costs the same bandwidth, nothing in reverse, no link twice
   };
   void buildPathTables();
   const FastPath& fastPath(NodeType t1, int i1, NodeType t2, int i2) const {
@@ -43,7 +45,57 @@ class SearchEngine {
   }
 
   bool followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult);
+  bool followExact(const FastPath& path, float bw);
   int followLinks(const FastPath& path, int maxSteps, float bw);
+  void searchRecInner(Graph& graph, int* time);
+
+  // Link bandwidths during a search. NCCL keeps them as floats and rounds every update to
+  // 1e-3 (SUB_ROUND), so after the first update a link holds fl(k/1000) for an integer k.
+  // For |k| < kMilliLimit and an update of the same form, SUB_ROUND computes exactly k - kb
+  // (the float errors stay far below 1/2 of 1e-3; proof in search_engine.cc, checked
+  // by tests/unit/topo_search_bw_test.cc), so such a link is kept as the integer k and
+  // updated with integer arithmetic. A link whose value is not of that form, or too large,
+  // is kept as the float NCCL would hold (kSlow) and handled by the float code.
+ public:
+  static constexpr int32_t kMilliLimit = 1024000;
+  static constexpr int32_t kSlow = INT32_MIN;
+  // The integer k with fl(k/1000) == bw and |k| < kMilliLimit, or kSlow.
+  static int32_t exactMilli(float bw);
+  // NCCL's SUB_ROUND(a, b).
+  static float subRoundBw(float a, float b);
+
+ private:
+  struct LinkBw {
+    int32_t milli;  // k, or kSlow
+    float slowBw;   // the float value when milli == kSlow
+  };
+  float linkBw(int i) const {
+    const LinkBw& l = bw_[static_cast<size_t>(i)];
+    return l.milli != kSlow ? static_cast<float>(l.milli) / 1000.0f : l.slowBw;
+  }
+  void setLinkBw(int i, float a, float b);  // link i = SUB_ROUND(a, b)
+  void loadLinkBw();
+  void storeLinkBw();
+  std::vector<Link*> links_;          // every link of the system, by index
+  std::vector<int32_t> revIndex_;     // index of each link's reverse link (-1: none)
+  std::vector<std::vector<int32_t>> pathHops_;  // storage of FastPath::hops
+  std::vector<LinkBw> bw_;
+  int searchDepth_ = 0;
+  struct MilliCache {
+    float bw = 0;
+    int32_t milli = 0;
+  };
+  MilliCache milliCache_[2];
+  int milliNext_ = 0;
+  int32_t milliOf(float bw) {
+    if (milliCache_[0].bw == bw) return milliCache_[0].milli;
+    if (milliCache_[1].bw == bw) return milliCache_[1].milli;
+    MilliCache& c = milliCache_[milliNext_];
+    milliNext_ ^= 1;
+    c.bw = bw;
+    c.milli = exactMilli(bw);
+    return c.milli;
+  }
   void tryGpu(Graph& graph, int step, int backToNet, int backToFirstRank, int order, int* time, int fromType,
               int fromIndex, int g);
   void recGpu(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order, int* time);

@@ -1,0 +1,94 @@
+// The search keeps link bandwidths as integer thousandths (SearchEngine, search_engine.h) where
+// NCCL keeps floats rounded by SUB_ROUND. These checks are the exhaustive half of the argument
+// in search_engine.cc: for every link value the search can hold and for every bandwidth it
+// reserves, the integer update gives the float NCCL would have computed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "core/topo/search_engine.h"
+
+namespace weft::topo {
+using detail::SearchEngine;
+namespace {
+
+constexpr int32_t kLimit = SearchEngine::kMilliLimit;
+
+float milliToFloat(int64_t k) { return static_cast<float>(k) / 1000.0f; }
+
+// Every per-channel speed the search tries (NCCL 2.28's speed arrays), halved as trees do.
+std::vector<int32_t> reservedMillis() {
+  const float speeds[] = {96.0f, 90.0f, 80.0f, 70.0f, 60.0f, 50.0f, 48.0f, 45.1f, 45.0f, 42.0f, 40.0f, 30.0f,
+                          28.0f, 24.0f, 22.0f, 20.0f, 19.0f, 18.0f, 17.5f, 15.0f, 12.0f, 11.0f, 10.0f, 9.0f,
+                          7.0f,  6.0f,  5.0f,  4.0f,  3.0f,  2.4f,  1.2f,  0.24f, 0.12f};
+  std::set<int32_t> out;
+  for (float s : speeds) {
+    for (float v : {s, s / 2}) {
+      int32_t k = SearchEngine::exactMilli(v);
+      EXPECT_NE(k, SearchEngine::kSlow) << v << " is not an exact thousandth";
+      out.insert(k);
+      out.insert(-k);  // releases
+    }
+  }
+  return {out.begin(), out.end()};
+}
+
+TEST(SearchBwExact, MilliRoundTripsOverTheWholeRange) {
+  float prev = milliToFloat(-kLimit);
+  for (int32_t k = -kLimit + 1; k < kLimit; ++k) {
+    float f = milliToFloat(k);
+    ASSERT_EQ(SearchEngine::exactMilli(f), k) << "k=" << k;
+    ASSERT_LT(prev, f) << "fl(k/1000) must increase with k, k=" << k;  // comparisons agree
+    prev = f;
+  }
+}
+
+TEST(SearchBwExact, ValuesOutsideTheFormStayFloats) {
+  EXPECT_EQ(SearchEngine::exactMilli(0.1234567f), SearchEngine::kSlow);
+  EXPECT_EQ(SearchEngine::exactMilli(24.0f * 6 / 5 + 1e-4f), SearchEngine::kSlow);
+  EXPECT_EQ(SearchEngine::exactMilli(milliToFloat(kLimit)), SearchEngine::kSlow);
+  EXPECT_EQ(SearchEngine::exactMilli(5000.0f), SearchEngine::kSlow);
+  EXPECT_EQ(SearchEngine::exactMilli(-5000.0f), SearchEngine::kSlow);
+  EXPECT_EQ(SearchEngine::exactMilli(std::numeric_limits<float>::infinity()), SearchEngine::kSlow);
+  EXPECT_EQ(SearchEngine::exactMilli(std::numeric_limits<float>::quiet_NaN()), SearchEngine::kSlow);
+  EXPECT_EQ(SearchEngine::exactMilli(0.0f), 0);
+  EXPECT_EQ(SearchEngine::exactMilli(-0.0f), 0);
+}
+
+// SUB_ROUND(fl(ka/1000), fl(kb/1000)) == fl((ka-kb)/1000) for every link value ka and every
+// reserved bandwidth kb, whenever the result stays in range.
+TEST(SearchBwExact, SubRoundIsIntegerSubtractionForEveryReservedBandwidth) {
+  for (int32_t kb : reservedMillis()) {
+    const float b = milliToFloat(kb);
+    int64_t lo = std::max<int64_t>(-kLimit + 1, static_cast<int64_t>(kb) - kLimit + 1);
+    int64_t hi = std::min<int64_t>(kLimit - 1, static_cast<int64_t>(kb) + kLimit - 1);
+    for (int64_t ka = lo; ka <= hi; ++ka) {
+      float got = SearchEngine::subRoundBw(milliToFloat(ka), b);
+      float want = milliToFloat(ka - kb);
+      ASSERT_EQ(got, want) << "ka=" << ka << " kb=" << kb;
+    }
+  }
+}
+
+// The proof does not depend on kb being a speed: spot-check arbitrary pairs across the range.
+TEST(SearchBwExact, SubRoundIsIntegerSubtractionForArbitraryPairs) {
+  std::mt19937 rng(20261122);
+  std::uniform_int_distribution<int32_t> any(-kLimit + 1, kLimit - 1);
+  int checked = 0;
+  while (checked < 4000000) {
+    int64_t ka = any(rng);
+    int64_t kb = any(rng);
+    if (ka - kb <= -kLimit || ka - kb >= kLimit) continue;
+    ASSERT_EQ(SearchEngine::subRoundBw(milliToFloat(ka), milliToFloat(kb)), milliToFloat(ka - kb))
+        << "ka=" << ka << " kb=" << kb;
+    ++checked;
+  }
+}
+
+}  // namespace
+}  // namespace weft::topo
