@@ -135,10 +135,12 @@ void SearchEngine::buildPathTables() {
           f.revType = val(revPaths[static_cast<size_t>(i1)].type);
           // GPU P2P through an Intel CPU root complex turns into 64-byte TLPs: more PCI bandwidth.
           f.pciOverhead = p.type == PathType::kPhb && f.fromGpu && p.viaIntelCpu;
-          f.plain = !f.pciOverhead;
-          for (const Link* l : p.hops) {
+          f.plain = p.hops.size() <= 64;
+          for (size_t s = 0; s < p.hops.size(); ++s) {
+            const Link* l = p.hops[s];
             if (l->revCost == RevCost::kPowerNvlink || (l->revCost == RevCost::kPreAmpereGpu && !f.fromGpu))
               f.plain = false;
+            if (l->type == LinkType::kPci && s < 64) f.pciHops |= 1ull << s;
           }
           // The integer path checks every link before it reserves any: only right when no link
           // appears twice (paths never repeat one, but the float code covers it if they do).
@@ -220,25 +222,29 @@ int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
 // to the float code.
 __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastPath& path, float bw) {
   const int32_t kb = path.plain ? milliOf(bw) : kSlow;
-  if (kb != kSlow) {
+  // The same expression as followLinks' PCI bandwidth, so the integer is that float's.
+  const int32_t kbPci = kb != kSlow && path.pciOverhead ? milliOf(bw * 6 / 5) : kb;
+  if (kb != kSlow && kbPci != kSlow) {
     const int32_t* hops = path.hops;
     const int n = path.count;
+    const uint64_t pci = path.pciOverhead ? path.pciHops : 0;
     LinkBw* state = bw_.data();
     bool slow = false;
     for (int s = 0; s < n; ++s) {
       const int32_t m = state[hops[s]].milli;
-      if (m < kb) {
+      const int32_t k = (pci >> s) & 1 ? kbPci : kb;
+      if (m < k) {
         if (m != kSlow) return false;
         slow = true;
         break;
       }
-      if (m - kb >= kMilliLimit) {
+      if (m - k >= kMilliLimit) {
         slow = true;
         break;
       }
     }
     if (!slow) {
-      for (int s = 0; s < n; ++s) state[hops[s]].milli -= kb;
+      for (int s = 0; s < n; ++s) state[hops[s]].milli -= (pci >> s) & 1 ? kbPci : kb;
       return true;
     }
   }

@@ -36,7 +36,8 @@ class SearchEngine {
     bool pciOverhead = false;  // from a GPU through an Intel CPU (PHB): PCI links cost 6/5
     bool fromGpu = false;
     bool intra = false;      // both ends GPU/NVS: uses the graph's intra speed and type
-    bool plain = false;      // every link costs the same bandwidth, nothing in reverse, no link twice
+    bool plain = false;      // nothing in reverse, no link twice, at most 64 links
+    uint64_t pciHops = 0;    // bit s: link s is a PCI link (costs 6/5 when pciOverhead)
   };
   void buildPathTables();
   const FastPath& fastPath(NodeType t1, int i1, NodeType t2, int i2) const {
@@ -85,13 +86,14 @@ class SearchEngine {
     float bw = 0;
     int32_t milli = 0;
   };
-  MilliCache milliCache_[2];
+  // A search reserves and releases one bandwidth (and its 6/5 for PCI overhead) at a time.
+  MilliCache milliCache_[4];
   int milliNext_ = 0;
   int32_t milliOf(float bw) {
-    if (milliCache_[0].bw == bw) return milliCache_[0].milli;
-    if (milliCache_[1].bw == bw) return milliCache_[1].milli;
+    for (const MilliCache& c : milliCache_)
+      if (c.bw == bw) return c.milli;
     MilliCache& c = milliCache_[milliNext_];
-    milliNext_ ^= 1;
+    milliNext_ = (milliNext_ + 1) & 3;
     c.bw = bw;
     c.milli = exactMilli(bw);
     return c.milli;

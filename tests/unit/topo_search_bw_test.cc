@@ -21,7 +21,8 @@ constexpr int32_t kLimit = SearchEngine::kMilliLimit;
 
 float milliToFloat(int64_t k) { return static_cast<float>(k) / 1000.0f; }
 
-// Every per-channel speed the search tries (NCCL 2.28's speed arrays), halved as trees do.
+// Every per-channel speed the search tries (NCCL 2.28's speed arrays), halved as trees do,
+// and its PCI-overhead variant.
 std::vector<int32_t> reservedMillis() {
   const float speeds[] = {96.0f, 90.0f, 80.0f, 70.0f, 60.0f, 50.0f, 48.0f, 45.1f, 45.0f, 42.0f, 40.0f, 30.0f,
                           28.0f, 24.0f, 22.0f, 20.0f, 19.0f, 18.0f, 17.5f, 15.0f, 12.0f, 11.0f, 10.0f, 9.0f,
@@ -33,6 +34,12 @@ std::vector<int32_t> reservedMillis() {
       EXPECT_NE(k, SearchEngine::kSlow) << v << " is not an exact thousandth";
       out.insert(k);
       out.insert(-k);  // releases
+      // PCI links on a path through an Intel root complex cost 6/5 (when that is exact).
+      int32_t pci = SearchEngine::exactMilli(v * 6 / 5);
+      if (pci != SearchEngine::kSlow) {
+        out.insert(pci);
+        out.insert(-pci);
+      }
     }
   }
   return {out.begin(), out.end()};
