@@ -83,6 +83,8 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
       if (netKeys_[a].asic == netKeys_[b].asic && netKeys_[a].port == netKeys_[b].port)
         samePort_[a].push_back(static_cast<int>(b));
   sortedCache_.resize(static_cast<size_t>(ngpus_ * (nets + 1)));
+  selectNetsCache_.resize(static_cast<size_t>(kPathTypes * (ngpus_ + 1)));
+  sameRailCache_.resize(static_cast<size_t>(kPathTypes * ngpus_ * nets));
   netLocalGpus_.resize(static_cast<size_t>(nets));
   netLocalType_.assign(static_cast<size_t>(nets), PathType::kDis);
   for (int n = 0; n < nets; ++n) {
@@ -493,16 +495,19 @@ bool SearchEngine::inSelectNets(int typeInter, int g, int n) {
 }
 
 const std::vector<int>& SearchEngine::sameRailNets(int typeInter, int g, int startNet) {
-  auto key = std::make_tuple(typeInter, g, startNet);
-  auto it = sameRailCache_.find(key);
-  if (it != sameRailCache_.end()) return it->second;
+  typeInter = std::clamp(typeInter, 0, kPathTypes - 1);
+  NetList& slot =
+      sameRailCache_[static_cast<size_t>((typeInter * ngpus_ + g) * static_cast<int>(netKeys_.size()) + startNet)];
+  if (slot.filled) return slot.nets;
   std::vector<int> out;
   const NetKey& start = netKeys_[static_cast<size_t>(startNet)];
   for (int n : selectNets(typeInter, g)) {
     const NetKey& k = netKeys_[static_cast<size_t>(n)];
     if (k.asic == start.asic && k.port == start.port) out.push_back(n);
   }
-  return sameRailCache_.emplace(key, std::move(out)).first->second;
+  slot.nets = std::move(out);
+  slot.filled = true;
+  return slot.nets;
 }
 
 int SearchEngine::netIndex(int64_t id) const {
@@ -696,9 +701,9 @@ void SearchEngine::searchRecInner(Graph& graph, int* time) {
 // ncclTopoSelectNets: the NICs to try, preferred ones first (each GPU's per-channel NICs),
 // then every other NIC within typeInter, by path type. Depends only on paths: cached.
 const std::vector<int>& SearchEngine::selectNets(int typeInter, int gpu) {
-  auto key = std::make_pair(typeInter, gpu);
-  auto it = selectNetsCache_.find(key);
-  if (it != selectNetsCache_.end()) return it->second;
+  typeInter = std::clamp(typeInter, 0, kPathTypes - 1);  // no path is of a type past DIS
+  NetList& slot = selectNetsCache_[static_cast<size_t>(typeInter * (ngpus_ + 1) + gpu + 1)];
+  if (slot.filled) return slot.nets;
   std::vector<int> nets;
   auto add = [&nets](int n) {
     if (std::find(nets.begin(), nets.end(), n) == nets.end()) nets.push_back(n);
@@ -754,7 +759,9 @@ const std::vector<int>& SearchEngine::selectNets(int typeInter, int gpu) {
       }
     }
   }
-  return selectNetsCache_.emplace(key, std::move(nets)).first->second;
+  slot.nets = std::move(nets);
+  slot.filled = true;
+  return slot.nets;
 }
 
 }  // namespace weft::topo::detail

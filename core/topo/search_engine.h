@@ -158,9 +158,16 @@ class SearchEngine {
   };
   std::vector<NetKey> netKeys_;  // a NIC port's identity, packed for the hot checks
   std::vector<std::vector<int>> samePort_;
-  std::map<std::tuple<int, int, int>, std::vector<int>> sameRailCache_;
+  // Lists computed on first use, in flat tables sized once (references to them stay valid):
+  // selectNets by (path type, GPU or -1), sameRailNets by (path type, GPU, start NIC).
+  struct NetList {
+    bool filled = false;
+    std::vector<int> nets;
+  };
+  static constexpr int kPathTypes = 12;  // PathType values 0..DIS
+  std::vector<NetList> sameRailCache_;
   std::vector<SortedSlot> sortedCache_;
-  std::map<std::pair<int, int>, std::vector<int>> selectNetsCache_;
+  std::vector<NetList> selectNetsCache_;
   std::vector<std::vector<int>> netLocalGpus_;
   std::vector<PathType> netLocalType_;
 };
