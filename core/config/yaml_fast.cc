@@ -171,6 +171,7 @@ size_t flow(std::string_view text, int line, int column, YamlNode* out, int dept
   if (i < text.size() && text[i] == close) return i + 1;
   while (true) {
     YamlNode item;
+    if (i >= text.size()) throw Declined{};  // unclosed at the end of the text
     if (isMap && (text[i] == '[' || text[i] == '{')) throw Declined{};  // complex keys
     i += flowItem(text.substr(i), line, column + static_cast<int>(i), &item, depth);
     if (isMap) {

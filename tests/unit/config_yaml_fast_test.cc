@@ -2,7 +2,9 @@
 // accepts a text, and decline everything outside its subset.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
 
 #include "core/config/yaml_fast.h"
@@ -64,6 +66,14 @@ TEST(YamlFast, FuzzFindingsAgreeWithYamlCpp) {
   expectSameAsYamlCpp("DEBUG_SUBSYS: [INIT, GR?PH, NET]\n", false);
   expectSameAsYamlCpp("A: [x:]\nB: {k: v:}\n", false);
   EXPECT_FALSE(parseSimpleYaml("DEBUG_SUBSYS: [INIT, GR?PH, NET]\n").has_value());
+  // A flow collection left open at the very end of the text (read past the end once). The
+  // text sits in a buffer of exactly its size so the ASan build catches any read beyond it.
+  for (std::string_view text : {"A: {", "A: [", "A: { ", "A: [x,", "p:\n  - match: {"}) {
+    std::unique_ptr<char[]> exact(new char[text.size()]);
+    std::memcpy(exact.get(), text.data(), text.size());
+    EXPECT_FALSE(parseSimpleYaml(std::string_view(exact.get(), text.size())).has_value()) << text;
+    expectSameAsYamlCpp(std::string(text), false);
+  }
 }
 
 TEST(YamlFast, RepositoryPoliciesTakeTheFastPath) {
