@@ -34,6 +34,10 @@ Precedence, highest first: environment; YAML profiles (later over earlier); YAML
 `NCCL_MAX_NRINGS`) is used only where the current name is set nowhere. An empty value means the
 default. `weft info --config --explain NAME` shows every source that set a setting.
 
+Where weft is stricter than NCCL, so that a typo is an error instead of a silent default: a
+number followed by other characters (`16abc`, which NCCL reads as 16) and a path type in lower
+case (`nvl`, which NCCL ignores) are rejected with a message saying what is expected.
+
 | Name | YAML key | Type | Default | Accepts | Read by | Description |
 |---|---|---|---|---|---|---|
 )";
