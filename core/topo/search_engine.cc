@@ -54,6 +54,7 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
     : sys_(system), params_(params), best_(best), ngpus_(system.count(NodeType::kGpu)) {
   buildPathTables();
   used_.assign(static_cast<size_t>(ngpus_), 0);
+  hasNvs_ = sys_.count(NodeType::kNvs) != 0;
   for (const Node& gpu : sys_.nodes(NodeType::kGpu)) ranks_.push_back(gpu.gpu.rank);
   // A GPU's PCI bandwidth: the narrower direction of its link to its switch (truncated to int,
   // as NCCL's scores are ints).
@@ -422,10 +423,10 @@ void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet, int
 int SearchEngine::nextGpus(const Graph& graph, int g, int sortNet, int* next) {
   const uint64_t flag = 1ull << graph.nChannels;
   auto usable = [&](int c) {
-    return c != g && sys_.node(NodeType::kGpu, g).pathTo(NodeType::kGpu, c).count() != 0 &&
+    return c != g && fastPath(NodeType::kGpu, g, NodeType::kGpu, c).count != 0 &&
            !(used_[static_cast<size_t>(c)] & flag);
   };
-  if (sys_.count(NodeType::kNvs) != 0) {
+  if (hasNvs_) {
     // NVSwitches prefer a limited set of peers: the neighbours, each moved to the front in turn.
     int prevGpu = (g - 1 + ngpus_) % ngpus_;
     int nextGpu = (g + 1) % ngpus_;

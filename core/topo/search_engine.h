@@ -145,6 +145,7 @@ class SearchEngine {
   const Params& params_;
   Graph& best_;
   int ngpus_;
+  bool hasNvs_ = false;  // an NVSwitch: nextGpus tries only index neighbours
   std::vector<int> gpuPciBw_;
   std::vector<std::unique_ptr<int[]>> nextSlices_;  // next-GPU lists, one per recursion depth
   int depth_ = 0;
