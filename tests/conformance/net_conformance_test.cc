@@ -1,6 +1,7 @@
 // The net plugin conformance suite under GoogleTest: every check × every plugin configuration
 // below. The socket plugin runs over loopback only (lo: 127.0.0.1 and ::1), without and with
-// helper threads. Plugins that are not built, or find no device here, skip with the reason.
+// helper threads; the OFI plugin on libfabric's tcp provider restricted to lo. Plugins that are
+// not built, or find no device here (IB without an RDMA device), skip with the reason.
 // Each check runs in a child process (core/plugin/conformance_runner.cc).
 #include <filesystem>
 #include <string>
@@ -24,7 +25,6 @@ void PrintTo(const NetUnderTest& n, std::ostream* os) { *os << n.label; }
 
 std::string pluginPath(const std::string& file) { return std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/" + file; }
 
-// Issue 7's plugins slot in here: their rows skip until the libraries are built.
 std::vector<NetUnderTest> netsUnderTest() {
   return {
       {"SocketIPv4", "libweft-net-socket.so",
@@ -36,6 +36,9 @@ std::vector<NetUnderTest> netsUnderTest() {
        {{"NCCL_SOCKET_IFNAME", "=lo"}, {"NCCL_SOCKET_FAMILY", "AF_INET6"}, {"NCCL_SOCKET_NTHREADS", "1"},
         {"NCCL_NSOCKS_PERTHREAD", "3"}}},
       {"OfiTcpLoopback", "libweft-net-ofi.so", {{"FI_PROVIDER", "tcp"}, {"FI_TCP_IFACE", "lo"}}},
+      // tcp needs no registration: WEFT_OFI_MR=always drives the fi_mr_reg path anyway.
+      {"OfiTcpLoopbackRegistered", "libweft-net-ofi.so",
+       {{"FI_PROVIDER", "tcp"}, {"FI_TCP_IFACE", "lo"}, {"WEFT_OFI_MR", "always"}}},
       {"Ib", "libweft-net-ib.so", {}},
   };
 }
