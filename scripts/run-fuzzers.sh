@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang in BUILD_DIR and runs each for SECONDS seconds,
-# seeded with the corpus topologies when ../shared/corpus exists.
+# seeded with the corpus topologies when ../shared/corpus exists (XML targets) and with the
+# YAML policies of tests/data/config and examples (YAML targets).
 set -euo pipefail
 BUILD=${1:-build/fuzz}
 SECONDS_PER_TARGET=${2:-20}
@@ -17,7 +18,8 @@ for t in $targets; do
   if [ -d "$ROOT/tests/fuzz/seeds/$t" ]; then cp -r "$ROOT/tests/fuzz/seeds/$t/." "$seeds/"; fi
   case "$t" in
     *xml*) if [ -d "$CORPUS/topologies" ]; then find "$CORPUS/topologies" -name '*.xml' -exec cp {} "$seeds/" \; ; fi ;;
+    *yaml*) find "$ROOT/tests/data/config" "$ROOT/examples" -maxdepth 1 -name '*.yaml' -exec cp {} "$seeds/" \; ;;
   esac
   echo "fuzzing $t for ${SECONDS_PER_TARGET}s"
-  "$BUILD/tests/fuzz/$t" -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 "$seeds" 2>&1 | tail -12
+  "$BUILD/tests/fuzz/$t" -max_total_time="$SECONDS_PER_TARGET" -artifact_prefix="$BUILD/" -print_final_stats=1 "$seeds" 2>&1 | tail -12
 done

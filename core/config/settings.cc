@@ -1,64 +1,37 @@
 #include "core/config/settings.h"
 
-#include <cstdlib>
+#include <algorithm>
+#include <cassert>
 
 #include "core/base/strings.h"
-
-extern char** environ;
+#include "core/config/environment.h"
 
 namespace weft::config {
 namespace {
 
-std::string canonical(std::string_view name) {
-  // weft's own variables (WEFT_*) keep their prefix; NCCL's may be written without NCCL_.
-  if (startsWith(name, "NCCL_") || startsWith(name, "WEFT_")) return std::string(name);
-  return "NCCL_" + std::string(name);
+// One immutable Value per row for its default, so lookup() can return a stable pointer.
+const std::vector<Value>& defaultValues() {
+  static const std::vector<Value> kDefaults = [] {
+    std::vector<Value> out;
+    for (const SettingDef& d : table()) out.push_back(Value{std::string(d.defaultValue), Source::kDefault, "default"});
+    return out;
+  }();
+  return kDefaults;
 }
 
-const std::vector<SettingDef>& buildTable() {
-  static const std::vector<SettingDef> kTable = {
-      {"NCCL_TOPO_FILE", {}, Type::kString, "", "Topology XML that detection completes", "topo"},
-      {"NCCL_TOPO_DUMP_FILE", {}, Type::kString, "", "Write the fused topology XML here", "topo"},
-      {"NCCL_GRAPH_FILE", {}, Type::kString, "", "Load graphs from this XML instead of searching", "topo/search"},
-      {"NCCL_GRAPH_DUMP_FILE", {}, Type::kString, "", "Write the searched graphs here", "topo/search"},
-      {"NCCL_CROSS_NIC", {}, Type::kInt, "2", "0: same NIC at both ends, 1: allow, 2: try without then with", "topo/search"},
-      {"NCCL_MIN_NCHANNELS", {"NCCL_MIN_NRINGS"}, Type::kInt, "-2", "Minimum number of channels", "connect"},
-      {"NCCL_MAX_NCHANNELS", {"NCCL_MAX_NRINGS"}, Type::kInt, "-2", "Maximum number of channels", "topo/search, connect"},
-      {"NCCL_P2P_LEVEL", {}, Type::kPathLevel, "", "Highest path type for GPU peer-to-peer", "topo/paths"},
-      {"NCCL_P2P_DISABLE", {}, Type::kInt, "", "1 disables GPU peer-to-peer", "topo/paths"},
-      {"NCCL_NET_GDR_LEVEL", {}, Type::kPathLevel, "", "Highest GPU-NIC path type for GPU Direct RDMA", "topo/paths"},
-      {"NCCL_NET_GDR_READ", {}, Type::kInt, "-2", "GPU Direct RDMA on the send side (-2: auto)", "topo/paths"},
-      {"NCCL_NET_GDR_C2C", {}, Type::kInt, "1", "Allow GPU Direct RDMA through C2C", "topo/paths"},
-      {"NCCL_PXN_DISABLE", {}, Type::kInt, "0", "1 disables PXN paths", "topo/paths"},
-      {"NCCL_PXN_C2C", {}, Type::kInt, "1", "Allow PXN through C2C-attached NICs", "topo/paths"},
-      {"NCCL_NVB_DISABLE", {}, Type::kInt, "0", "1 disables NVLink paths through an intermediate GPU", "topo/paths"},
-      {"NCCL_SHM_DISABLE", {}, Type::kInt, "0", "1 disables the shared-memory transport", "topo/paths, transport"},
-      {"NCCL_IGNORE_DISABLED_P2P", {}, Type::kInt, "0", "Ignore NVML peer-to-peer status", "topo/paths"},
-      {"NCCL_NET_DISABLE_INTRA", {}, Type::kInt, "0", "Never use the network between GPUs of one node", "topo/paths"},
-      {"NCCL_NETDEVS_POLICY", {}, Type::kString, "AUTO", "NICs per GPU: AUTO, ALL or MAX:n", "topo"},
-      {"NCCL_NET", {}, Type::kString, "", "Net plugin to use, by name (case-insensitive)", "plugin"},
-      {"NCCL_NET_PLUGIN", {}, Type::kString, "", "Net plugin libraries to try, comma list; none: no external", "plugin"},
-      {"WEFT_NET_FALLBACK", {}, Type::kString, "allow", "allow: try the next net plugin on failure; deny: fail", "plugin"},
-      {"NCCL_DEBUG", {}, Type::kString, "", "Log level: VERSION, WARN, INFO, TRACE", "log"},
-      {"NCCL_DEBUG_SUBSYS", {}, Type::kString, "INIT,BOOTSTRAP,ENV", "Log subsystems", "log"},
-      {"NCCL_DEBUG_FILE", {}, Type::kString, "", "Log file (%h host, %p pid)", "log"},
-  };
-  return kTable;
+// Whether `a` beats `b`: the full name over older names (NCCL reads the new name last, so it
+// wins whichever file set it), then the higher source, then the higher order within it.
+bool beats(const Value& a, const Value& b) {
+  if (a.alias != b.alias) return !a.alias;
+  if (sourceRank(a.source) != sourceRank(b.source)) return sourceRank(a.source) > sourceRank(b.source);
+  return a.order > b.order;
+}
+
+bool isPluginModule(std::string_view module) {
+  return module.find("plugins/") != std::string_view::npos;
 }
 
 }  // namespace
-
-const std::vector<SettingDef>& table() { return buildTable(); }
-
-const SettingDef* findDef(std::string_view name) {
-  std::string full = canonical(name);
-  for (const SettingDef& d : table()) {
-    if (d.name == full) return &d;
-    for (std::string_view a : d.aliases)
-      if (a == full) return &d;
-  }
-  return nullptr;
-}
 
 const char* sourceName(Source source) {
   switch (source) {
@@ -73,82 +46,102 @@ const char* sourceName(Source source) {
   return "?";
 }
 
-std::optional<int> parsePathLevel(std::string_view text) {
-  static const char* kNames[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS"};
-  for (int i = 0; i < 12; ++i)
-    if (iequals(text, kNames[i])) return i;
-  // NCCL's old integer levels: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS, 5 SYS (clamped).
-  if (auto v = parseInt(text, 0)) {
-    static const int kOld[] = {0, 4, 5, 8, 9, 9};
-    int64_t i = *v < 0 ? 0 : *v > 5 ? 5 : *v;
-    return kOld[i];
+int sourceRank(Source source) {
+  switch (source) {
+    case Source::kDefault: return 0;
+    case Source::kEtcConf: return 1;
+    case Source::kConfFile: return 2;
+    case Source::kYaml: return 3;
+    case Source::kYamlProfile: return 4;
+    case Source::kEnv: return 5;
+    case Source::kOverride: return 6;
   }
-  return std::nullopt;
+  return 0;
 }
 
 Settings Settings::fromEnvironment() {
   Settings s;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    size_t eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    std::string_view name = kv.substr(0, eq);
-    if (!(startsWith(name, "NCCL_") || startsWith(name, "WEFT_")) || findDef(name) == nullptr) continue;
-    (void)s.set(name, std::string(kv.substr(eq + 1)), Source::kEnv, "env");
+  for (const auto& [name, value] : processEnvironment()) {
+    const SettingDef* d = findEnvDef(name);
+    if (d == nullptr || value.empty() || !validateValue(*d, value).isOk()) continue;
+    s.add(*d, Value{value, Source::kEnv, "env", 0, d->name == name ? "" : name, d->name != name});
   }
   return s;
 }
 
 Status Settings::set(std::string_view name, std::string value, Source source, std::string where) {
-  const SettingDef* def = findDef(name);
-  if (def == nullptr) return invalidUsage("unknown setting " + canonical(name));
-  if (def->type == Type::kInt && !parseInt(value, 0)) {
-    return invalidArgument(std::string(def->name) + "=" + value + ": expected an integer");
+  const SettingDef* d = findDef(name);
+  if (d == nullptr) {
+    std::string msg = "unknown setting " + std::string(name);
+    if (auto s = suggestName(name)) msg += " (did you mean " + *s + "?)";
+    return invalidUsage(msg);
   }
-  if (def->type == Type::kPathLevel && !parsePathLevel(value)) {
-    return invalidArgument(std::string(def->name) + "=" + value +
-                           ": expected a path type (LOC, NVL, NVB, PIX, PXB, PHB, SYS) or 0-5");
-  }
-  // An alias never overrides the setting's own name (NCCL reads the new name last).
-  std::string key(def->name);
-  bool isAlias = canonical(name) != key;
-  auto it = values_.find(key);
-  if (isAlias && it != values_.end() && !it->second.where.starts_with("alias:")) return Status::ok();
-  values_[key] = Value{std::move(value), source, isAlias ? "alias:" + where : std::move(where)};
+  WEFT_TRY(checkValue(*d, name, value, where));
+  bool alias = isAliasOf(*d, name);
+  std::string setAs = name == d->name ? "" : std::string(name);
+  add(*d, Value{std::move(value), source, std::move(where), 0, std::move(setAs), alias});
   return Status::ok();
 }
 
+void Settings::add(const SettingDef& d, Value value) {
+  if (values_.empty()) values_.resize(table().size());
+  std::vector<Value>& slot = values_[defIndex(d)];
+  auto same = std::find_if(slot.begin(), slot.end(), [&](const Value& v) {
+    return v.source == value.source && v.order == value.order && v.alias == value.alias;
+  });
+  if (same != slot.end()) slot.erase(same);
+  auto pos = std::find_if(slot.begin(), slot.end(), [&](const Value& v) { return beats(value, v); });
+  slot.insert(pos, std::move(value));
+}
+
+const Value* Settings::winner(const SettingDef& d) const {
+  if (values_.empty()) return nullptr;
+  const std::vector<Value>& slot = values_[defIndex(d)];
+  return slot.empty() ? nullptr : &slot.front();
+}
+
+const Value* Settings::effective(const SettingDef& d) const {
+  const Value* w = winner(d);
+  if (w != nullptr && !w->text.empty()) return w;
+  const Value& dflt = defaultValues()[defIndex(d)];
+  return dflt.text.empty() ? nullptr : &dflt;
+}
+
+const SettingDef& Settings::def(std::string_view name) const {
+  const SettingDef* d = findDef(name);
+  assert(d != nullptr && "setting not in the table");
+  return d != nullptr ? *d : table().front();
+}
+
 const Value* Settings::lookup(std::string_view name) const {
-  const SettingDef* def = findDef(name);
-  if (def == nullptr) return nullptr;
-  auto it = values_.find(def->name);
-  if (it != values_.end()) return &it->second;
-  if (def->defaultValue.empty()) return nullptr;
-  static thread_local Value fallback;
-  fallback = Value{std::string(def->defaultValue), Source::kDefault, "default"};
-  return &fallback;
+  const SettingDef* d = findDef(name);
+  return d == nullptr ? nullptr : effective(*d);
 }
 
 bool Settings::isSet(std::string_view name) const {
-  const SettingDef* def = findDef(name);
-  return def != nullptr && values_.count(def->name) != 0;
+  const SettingDef* d = findDef(name);
+  if (d == nullptr) return false;
+  const Value* w = winner(*d);
+  return w != nullptr && !w->text.empty();
 }
 
-int64_t Settings::integer(std::string_view name) const {
-  const Value* v = lookup(name);
-  if (v == nullptr) return 0;
-  if (auto i = parseInt(v->text, 0)) return *i;
-  return 0;
+std::vector<Value> Settings::history(std::string_view name) const {
+  std::vector<Value> out;
+  const SettingDef* d = findDef(name);
+  if (d == nullptr) return out;
+  if (!values_.empty()) out = values_[defIndex(*d)];
+  out.push_back(defaultValues()[defIndex(*d)]);
+  return out;
 }
 
-std::optional<int64_t> Settings::integerIfSet(std::string_view name) const {
-  if (!isSet(name)) return std::nullopt;
-  return integer(name);
-}
-
-std::string Settings::string(std::string_view name) const {
-  const Value* v = lookup(name);
-  return v ? v->text : std::string();
+std::vector<std::pair<std::string, std::string>> Settings::pluginEnvironment() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const SettingDef& d : table()) {
+    const Value* w = winner(d);
+    if (!isPluginModule(d.module) || w == nullptr || w->text.empty() || w->source == Source::kEnv) continue;
+    out.emplace_back(std::string(d.name), w->text);
+  }
+  return out;
 }
 
 }  // namespace weft::config

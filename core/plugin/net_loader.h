@@ -89,6 +89,10 @@ enum class Fallback { kAllow, kDeny };
 Result<Fallback> parseFallback(std::string_view text);
 
 // Picks the net plugin per NCCL_NET_PLUGIN, NCCL_NET and WEFT_NET_FALLBACK in `settings`.
+// Exports the settings plugins read from their environment (set by the YAML policy or a conf
+// file) without overwriting the process environment. selectNet calls it first.
+void exportPluginEnvironment(const config::Settings& settings);
+
 Result<std::unique_ptr<NetInstance>> selectNet(const config::Settings& settings,
                                                const NetLoaderOptions& options, uint64_t commId = 0);
 

@@ -1,5 +1,6 @@
 // Choosing the net plugin: the candidate list, NCCL_NET name matching, init and device checks,
 // and the fallback policy.
+#include <cstdlib>
 #include <set>
 
 #include "core/base/log.h"
@@ -103,9 +104,17 @@ void logChosen(const NetInstance& n) {
 
 }  // namespace
 
+// Plugins read their settings (NCCL_SOCKET_*, NCCL_IB_*, …) from the environment, as NCCL's do.
+// Values from the YAML policy or the conf files reach them the way NCCL's conf files reach
+// NCCL: exported before the plugins load, never overwriting the process environment.
+void exportPluginEnvironment(const config::Settings& settings) {
+  for (const auto& [name, value] : settings.pluginEnvironment()) setenv(name.c_str(), value.c_str(), 0);
+}
+
 Result<std::unique_ptr<NetInstance>> selectNet(const config::Settings& settings,
                                                const NetLoaderOptions& options, uint64_t commId) {
   WEFT_ASSIGN_OR_RETURN(Fallback policy, parseFallback(settings.string("WEFT_NET_FALLBACK")));
+  exportPluginEnvironment(settings);
   const std::string netName(trim(settings.string("NCCL_NET")));
   std::set<std::string> seen;
   for (const Candidate& c : candidates(settings, options)) {

@@ -76,6 +76,41 @@ int bcmGen(uint64_t device, int level) {
   return 0;
 }
 
+// The children NCCL's loader keeps under each element (its xmlLoadSub handlers). Anything else is
+// dropped with its subtree when NCCL reads a file, so the builder never looks at it.
+bool ncclKeeps(std::string_view parent, std::string_view child) {
+  if (parent == "system") return child == "cpu";
+  if (parent == "cpu") return child == "pci" || child == "nic";
+  if (parent == "pci") return child == "pci" || child == "gpu" || child == "nic" || child == "pcilink";
+  if (parent == "gpu") return child == "nvlink" || child == "c2c";
+  if (parent == "nic") return child == "net";
+  return false;
+}
+
+// Where each element of NCCL's format belongs, for --strict's messages; unknown names are free.
+const char* expectedParent(std::string_view name) {
+  if (name == "cpu") return "<system>";
+  if (name == "pci") return "<cpu> or a <pci> switch";
+  if (name == "gpu" || name == "pcilink") return "<pci>";
+  if (name == "nic") return "<cpu> or <pci>";
+  if (name == "net") return "<nic>";
+  if (name == "nvlink" || name == "c2c") return "<gpu>";
+  return nullptr;
+}
+
+// --strict: an element of NCCL's format in a place where NCCL's loader would silently drop it.
+Status checkPlacement(const TopoXml& xml, const XmlNode& n) {
+  for (const auto& sub : n.children()) {
+    const char* parent = expectedParent(sub->name());
+    if (parent != nullptr && !ncclKeeps(n.name(), sub->name())) {
+      return invalidArgument(xml.where(*sub) + "<" + sub->name() + "> inside <" + n.name() + ">: expected it inside " + parent +
+                             " (NCCL ignores it here)");
+    }
+    WEFT_TRY(checkPlacement(xml, *sub));
+  }
+  return Status::ok();
+}
+
 class Builder {
  public:
   Builder(const TopoXml& xml, const BuildOptions& options) : xml_(xml), attrs_(xml), options_(options) {}
@@ -122,6 +157,7 @@ Status checkUnique(std::set<std::pair<int, int64_t>>& seen, NodeType t, int64_t 
 Result<System> Builder::run() {
   WEFT_TRY(xml_.expectRoot("system"));
   const XmlNode& root = *xml_.root();
+  if (options_.strict) WEFT_TRY(checkPlacement(xml_, root));
   for (const auto& c : root.children())
     if (c->name() == "cpu") WEFT_TRY(addCpu(*c));
 
@@ -247,16 +283,24 @@ Result<std::optional<NodeRef>> Builder::addPciNode(const XmlNode& xpci, int syst
     }
     sys_.node(NodeType::kPci, p).pci.device = device;
     node = NodeRef{NodeType::kPci, p};
+    // Only <pci> children: NCCL's loader drops what else a switch may hold (<pcilink> aside,
+    // which the link pass reads).
     for (const auto& sub : xpci.children())
-      if (sub->name() != "pcilink") WEFT_TRY(addPci(*sub, *node, systemId, numaId));
+      if (sub->name() == "pci") WEFT_TRY(addPci(*sub, *node, systemId, numaId));
   }
   return node;
 }
 
 Status Builder::addPciLink(const XmlNode& xpci, NodeRef node, NodeRef parent) {
-  WEFT_ASSIGN_OR_RETURN(int64_t width, attrs_.integer(xpci, "link_width"));
+  // NCCL's detection writes link_width="" for a device sysfs does not show; it reads as 0.
+  int64_t width = 0;
+  if (xpci.get("link_width", "-") != "") {
+    WEFT_ASSIGN_OR_RETURN(width, attrs_.integer(xpci, "link_width"));
+  }
   WEFT_ASSIGN_OR_RETURN(std::string speedText, attrs_.string(xpci, "link_speed"));
-  if (width < 0) return invalidArgument(xml_.where(xpci) + "link_width=\"" + xpci.get("link_width") + "\": expected a lane count >= 0");
+  // 32: the widest PCIe link there is.
+  if (width < 0 || width > 32)
+    return invalidArgument(xml_.where(xpci) + "link_width=\"" + xpci.get("link_width") + "\": expected a lane count from 0 to 32");
   if (width == 0) width = 16;  // not reported by sysfs
   int speed = pciLaneSpeed(speedText);
   float bw = static_cast<float>(static_cast<double>(width * speed) / 80.0);
@@ -329,13 +373,15 @@ Status Builder::addNet(const XmlNode& xnet, int nic, int systemId) {
 }
 
 // One pass over the whole document for the link elements named `kind` (<nvlink>, <c2c> or
-// <pcilink>), in document order, each resolved against the nearest enclosing bus id.
+// <pcilink>), in document order, each resolved against the nearest enclosing bus id. Only the
+// elements NCCL's loader keeps are visited.
 Status Builder::walkLinks(const XmlNode& n, std::string_view kind, const std::string* parentBusId, int systemId) {
   if (n.name() == "cpu") systemId = hostIndexOf(n);
   const std::string* busId = n.find("busid");
   if (busId == nullptr) busId = parentBusId;
   for (const auto& sub : n.children()) {
     const std::string& name = sub->name();
+    if (!ncclKeeps(n.name(), name)) continue;
     if (name != kind) {
       if (name != "nvlink" && name != "c2c" && name != "pcilink") WEFT_TRY(walkLinks(*sub, kind, busId, systemId));
       continue;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -58,6 +59,13 @@ XmlNode& XmlNode::adopt(std::unique_ptr<XmlNode> child) {
   return *children_.back();
 }
 
+XmlNode& XmlNode::insert(size_t pos, std::unique_ptr<XmlNode> child) {
+  child->parent_ = this;
+  pos = std::min(pos, children_.size());
+  auto it = children_.insert(children_.begin() + static_cast<ptrdiff_t>(pos), std::move(child));
+  return **it;
+}
+
 std::unique_ptr<XmlNode> XmlNode::detach(const XmlNode* child) {
   auto it = std::find_if(children_.begin(), children_.end(),
                          [&](const std::unique_ptr<XmlNode>& c) { return c.get() == child; });
@@ -85,6 +93,7 @@ XmlNode* XmlNode::childWith(std::string_view name, std::string_view key, std::st
 
 std::unique_ptr<XmlNode> XmlNode::clone() const {
   auto copy = std::make_unique<XmlNode>(name_, line_);
+  copy->form_ = form_;
   copy->attrs_ = attrs_;
   for (const auto& c : children_) copy->adopt(c->clone());
   return copy;
@@ -101,7 +110,11 @@ bool XmlNode::operator==(const XmlNode& other) const {
 std::string XmlNode::describe() const {
   std::string s = "<" + name_;
   // The first attribute usually identifies the element (busid, numaid, name, dev, target).
-  if (!attrs_.empty()) s += " " + attrs_[0].first + "=\"" + attrs_[0].second + "\"";
+  // Values are quoted in full up to a length that keeps messages readable.
+  if (!attrs_.empty()) {
+    const std::string& v = attrs_[0].second;
+    s += " " + attrs_[0].first + "=\"" + (v.size() > 64 ? v.substr(0, 64) + "..." : v) + "\"";
+  }
   s += ">";
   return s;
 }
@@ -131,29 +144,86 @@ class LineIndex {
   std::vector<size_t> starts_;
 };
 
-std::unique_ptr<XmlNode> convert(const pugi::xml_node& in, const LineIndex& lines) {
+// Whether the start tag at `offset` (pugixml's offset of the element) ends with "/>". The
+// document parsed, so the tag is well formed: skip quoted values up to the first '>'.
+XmlForm formAt(std::string_view text, ptrdiff_t offset) {
+  char quote = 0;
+  for (size_t i = offset < 0 ? text.size() : static_cast<size_t>(offset); i < text.size(); ++i) {
+    char c = text[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '>') {
+      return i > 0 && text[i - 1] == '/' ? XmlForm::kSelfClosing : XmlForm::kOpen;
+    }
+  }
+  return XmlForm::kOpen;
+}
+
+std::unique_ptr<XmlNode> convert(const pugi::xml_node& in, const LineIndex& lines, std::string_view text) {
   auto node = std::make_unique<XmlNode>(in.name(), lines.at(in.offset_debug()).first);
+  node->setForm(formAt(text, in.offset_debug()));
   for (const pugi::xml_attribute& a : in.attributes()) node->set(a.name(), a.value());
   // Repeated attribute names are legal for pugixml; keep the first like NCCL's lookups do.
   for (const pugi::xml_node& c : in.children()) {
     if (c.type() != pugi::node_element) continue;  // text, comments and PIs carry no topology
-    node->adopt(convert(c, lines));
+    node->adopt(convert(c, lines, text));
   }
   return node;
 }
 
-Status checkAttributes(const pugi::xml_node& in, const LineIndex& lines, const std::string& source) {
+// 255: NCCL's MAX_STR_LEN. NCCL silently cuts longer names and values, which changes their
+// meaning; weft rejects them.
+constexpr size_t kMaxStrLen = 255;
+// Real topologies are about ten levels deep; the limit keeps recursive walks off the stack's edge.
+constexpr int kMaxDepth = 64;
+
+std::string elementAt(const pugi::xml_node& in, const LineIndex& lines, const std::string& source) {
+  return source + ":" + std::to_string(lines.at(in.offset_debug()).first) + ": <" + in.name() + ">: ";
+}
+
+Status checkElement(const pugi::xml_node& in, const LineIndex& lines, const std::string& source) {
+  if (std::strlen(in.name()) > kMaxStrLen) {
+    return invalidArgument(source + ":" + std::to_string(lines.at(in.offset_debug()).first) + ": element name is " +
+                           std::to_string(std::strlen(in.name())) + " characters long (NCCL reads at most 255)");
+  }
   for (const pugi::xml_attribute& a : in.attributes()) {
+    size_t len = std::strlen(a.value());
+    if (len > kMaxStrLen || std::strlen(a.name()) > kMaxStrLen) {
+      std::string name = std::string(a.name()).substr(0, 32);
+      return invalidArgument(elementAt(in, lines, source) + "attribute '" + name + "' is " +
+                             std::to_string(std::max(len, std::strlen(a.name()))) +
+                             " characters long (NCCL reads at most 255)");
+    }
     for (pugi::xml_attribute b = a.next_attribute(); b; b = b.next_attribute()) {
-      if (std::string_view(a.name()) == b.name()) {
-        return invalidArgument(source + ":" + std::to_string(lines.at(in.offset_debug()).first) + ": <" +
-                               in.name() + ">: attribute '" + a.name() + "' appears twice");
-      }
+      if (std::string_view(a.name()) == b.name())
+        return invalidArgument(elementAt(in, lines, source) + "attribute '" + a.name() + "' appears twice");
     }
   }
-  for (const pugi::xml_node& c : in.children()) {
-    if (c.type() != pugi::node_element) continue;
-    WEFT_TRY(checkAttributes(c, lines, source));
+  return Status::ok();
+}
+
+// Every element, depth first, without recursion: the depth is not known to be sane yet.
+Status checkElements(const pugi::xml_node& root, const LineIndex& lines, const std::string& source) {
+  int depth = 0;
+  for (pugi::xml_node n = root; n;) {
+    if (n.type() == pugi::node_element) {
+      if (depth >= kMaxDepth)
+        return invalidArgument(elementAt(n, lines, source) + "elements nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      WEFT_TRY(checkElement(n, lines, source));
+    }
+    if (n.first_child() && n.type() == pugi::node_element) {
+      n = n.first_child();
+      ++depth;
+      continue;
+    }
+    while (n && n != root && !n.next_sibling()) {
+      n = n.parent();
+      --depth;
+    }
+    if (!n || n == root) break;
+    n = n.next_sibling();
   }
   return Status::ok();
 }
@@ -205,21 +275,22 @@ Result<TopoXml> TopoXml::parse(std::string_view text, std::string source) {
   unsigned options = pugi::parse_default & ~pugi::parse_wconv_attribute;
   pugi::xml_parse_result res = doc.load_buffer(text.data(), text.size(), options, pugi::encoding_utf8);
   LineIndex lines(text);
+  if (res.status == pugi::status_no_document_element || (res && !doc.document_element()))
+    return invalidArgument(source + ": no XML element found (empty, truncated or not XML)");
   if (!res) {
     auto [line, col] = lines.at(res.offset);
     return invalidArgument(source + ":" + std::to_string(line) + ":" + std::to_string(col) +
                            ": malformed XML: " + res.description());
   }
   pugi::xml_node rootIn = doc.document_element();
-  if (!rootIn) return invalidArgument(source + ": no XML element found (empty or truncated file)");
-  int elements = 0;
-  for (const pugi::xml_node& n : doc.children())
-    if (n.type() == pugi::node_element) ++elements;
-  if (elements != 1) return invalidArgument(source + ": expected exactly one root element, found " + std::to_string(elements));
-  WEFT_TRY(checkAttributes(rootIn, lines, source));
+  for (pugi::xml_node n = rootIn.next_sibling(); n; n = n.next_sibling()) {
+    if (n.type() == pugi::node_element)
+      return invalidArgument(elementAt(n, lines, source) + "a second top element (the first is <" + rootIn.name() + ">)");
+  }
+  WEFT_TRY(checkElements(rootIn, lines, source));
   TopoXml xml;
   xml.source_ = std::move(source);
-  xml.root_ = convert(rootIn, lines);
+  xml.root_ = convert(rootIn, lines, text);
   return xml;
 }
 

@@ -16,6 +16,11 @@
 
 namespace weft::topo {
 
+// How an element was written where it came from. NCCL's fusion tells `<x .../>` from
+// `<x ...>…</x>` and both from an element made in memory (its node `type`: SINGLE, OPEN, NONE),
+// so two elements match only when their forms are equal too. Saving ignores it.
+enum class XmlForm : uint8_t { kMemory, kOpen, kSelfClosing };
+
 class XmlNode {
  public:
   using Attr = std::pair<std::string, std::string>;
@@ -25,6 +30,8 @@ class XmlNode {
   const std::string& name() const { return name_; }
   int line() const { return line_; }  // 1-based source line; 0 when built in memory
   XmlNode* parent() const { return parent_; }
+  XmlForm form() const { return form_; }
+  void setForm(XmlForm form) { form_ = form; }
 
   // Attributes, in order.
   const std::vector<Attr>& attrs() const { return attrs_; }
@@ -41,13 +48,15 @@ class XmlNode {
   const std::vector<std::unique_ptr<XmlNode>>& children() const { return children_; }
   XmlNode& addChild(std::string name, int line = 0);
   XmlNode& adopt(std::unique_ptr<XmlNode> child);
+  // Inserts before the child at `pos` (appends when pos >= the number of children).
+  XmlNode& insert(size_t pos, std::unique_ptr<XmlNode> child);
   std::unique_ptr<XmlNode> detach(const XmlNode* child);
   // First child with this name (and attribute value, if given).
   XmlNode* child(std::string_view name) const;
   XmlNode* childWith(std::string_view name, std::string_view key, std::string_view value) const;
   std::unique_ptr<XmlNode> clone() const;
 
-  // Structural equality: names, attributes (order included) and children.
+  // Structural equality: names, attributes (order included) and children; not the form.
   bool operator==(const XmlNode& other) const;
 
   // "<pci busid="0000:zz:00.0">" — how errors quote the element.
@@ -56,6 +65,7 @@ class XmlNode {
  private:
   std::string name_;
   int line_ = 0;
+  XmlForm form_ = XmlForm::kMemory;
   XmlNode* parent_ = nullptr;
   std::vector<Attr> attrs_;
   std::vector<std::unique_ptr<XmlNode>> children_;

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <regex>
+#include <cctype>
 
 #include "core/topo/offline.h"
 #include "tests/support/corpus.h"
@@ -36,13 +36,25 @@ std::vector<std::string> startingWith(const std::vector<std::string>& lines, con
 // Older NCCL printed graph channels with ranks ("GPU/3") and NETs without the host index
 // ("NET/2"); weft prints 2.28's bus-id form. Rewrites a weft channel line into the old form.
 std::string oldChannelForm(const std::string& line, const System& s) {
-  std::string out = line;
-  for (const Node& g : s.nodes(NodeType::kGpu)) {
-    char id[64];
-    std::snprintf(id, sizeof(id), "GPU/0-%lx", static_cast<unsigned long>(localIdOf(g.id)));
-    out = std::regex_replace(out, std::regex(std::string(id) + "\\b"), "GPU/" + std::to_string(g.gpu.rank));
+  std::string out;
+  size_t i = 0;
+  while (i < line.size()) {
+    if (line.compare(i, 6, "GPU/0-") == 0 || line.compare(i, 6, "NET/0-") == 0) {
+      size_t end = i + 6;
+      while (end < line.size() && std::isxdigit(static_cast<unsigned char>(line[end]))) ++end;
+      int64_t local = std::stoll(line.substr(i + 6, end - i - 6), nullptr, 16);
+      if (line[i] == 'G') {
+        for (const Node& g : s.nodes(NodeType::kGpu))
+          if (localIdOf(g.id) == local) out += "GPU/" + std::to_string(g.gpu.rank);
+      } else {
+        out += "NET/" + std::to_string(local);
+      }
+      i = end;
+      continue;
+    }
+    out += line[i++];
   }
-  return std::regex_replace(out, std::regex("NET/0-([0-9a-f]+)"), "NET/$1");
+  return out;
 }
 
 std::vector<std::string> weftGraphLines(const TopoXml& topo, const OfflineOptions& o, int node, SimulatedNode* out) {

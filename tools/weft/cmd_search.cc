@@ -13,6 +13,7 @@
 #include "core/base/json.h"
 #include "core/base/log.h"
 #include "core/base/strings.h"
+#include "core/config/loader.h"
 #include "core/config/settings.h"
 #include "core/connect/log_lines.h"
 #include "core/connect/offline.h"
@@ -230,15 +231,35 @@ void printRanks(const SearchArgs& a, const connect::Connection& conn, JsonWriter
   streamRanksJson(stdout, head, conn, a.rank);
 }
 
+// The smallest compute capability of the topology's GPUs (a profile's "arch" fact), or 0.
+int smOf(const topo::TopoXml& xml) {
+  std::vector<topo::XmlNode*> gpus;
+  topo::findAll(*xml.root(), "gpu", gpus);
+  int sm = 0;
+  for (const topo::XmlNode* g : gpus) {
+    int v = std::atoi(g->get("sm", "0").c_str());
+    if (v > 0 && (sm == 0 || v < sm)) sm = v;
+  }
+  return sm;
+}
+
 int runSearch(const SearchArgs& a) {
   Stopwatch total;
   bool json = a.format == "json";
   configureLogger(json, a.quiet);
-  config::Settings settings = config::Settings::fromEnvironment();
-  auto options = offlineOptions(a, settings);
-  if (!options.isOk()) return fail("weft search", options.status());
   auto topo = topo::TopoXml::load(a.topo);
   if (!topo.isOk()) return fail("weft search", topo.status());
+  // Settings as a communicator on these nodes would see them: environment, YAML policy (and the
+  // profiles matching the facts known offline), NCCL conf files.
+  auto policy = config::Policy::load(config::Inputs::fromProcess());
+  if (!policy.isOk()) return fail("weft search: settings", policy.status());
+  config::Facts facts;
+  facts.nodes = a.nodes;
+  facts.gpusPerNode = topo::gpusPerNode(*topo);
+  if (int sm = smOf(*topo); sm > 0) facts.smArch = sm;
+  config::Settings settings = policy->resolve(facts);
+  auto options = offlineOptions(a, settings);
+  if (!options.isOk()) return fail("weft search", options.status());
   if (Status s = checkRankArg(a, *topo); !s.isOk()) return fail("weft search", s);
   std::optional<topo::TopoXml> graphFile;
   if (std::string f = settings.string("NCCL_GRAPH_FILE"); !f.empty()) {

@@ -13,5 +13,6 @@ inline constexpr int kExitUsage = 2;     // bad command line
 void addTopoCommands(CLI::App& app);
 void addSearchCommand(CLI::App& app);
 void addNetTestCommand(CLI::App& app);
+void addInfoCommands(CLI::App& app);
 
 }  // namespace weft::tool

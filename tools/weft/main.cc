@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   weft::tool::addTopoCommands(app);
   weft::tool::addSearchCommand(app);
   weft::tool::addNetTestCommand(app);
+  weft::tool::addInfoCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

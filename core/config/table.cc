@@ -1,0 +1,181 @@
+// The rows of the settings table. Defaults and meanings are NCCL 2.28's
+// (reference/nccl-facts.md §6.2, net-plugin-ecosystem.md §4.1); WEFT_* rows are weft's own.
+// docs/settings.md is generated from these rows (`weft info --config --format markdown`).
+#include "core/config/table.h"
+
+namespace weft::config {
+namespace {
+
+constexpr IntRange kFlag{0, 1};
+constexpr IntRange kNonNegative{0};
+constexpr IntRange kTriState{0, 2};  // 0 off, 1 on, 2 auto
+
+std::vector<SettingDef> topologyRows() {
+  return {
+      {.name = "NCCL_TOPO_FILE", .type = Type::kString, .defaultValue = "",
+       .doc = "Topology XML that detection completes (unset: /var/run/nvidia-topologyd/virtualTopology.xml if present)",
+       .module = "topo"},
+      {.name = "NCCL_TOPO_DUMP_FILE", .type = Type::kString, .defaultValue = "",
+       .doc = "Write the fused topology XML to this file", .module = "topo"},
+      {.name = "NCCL_TOPO_DUMP_FILE_RANK", .type = Type::kInt, .defaultValue = "0",
+       .doc = "Rank that writes NCCL_TOPO_DUMP_FILE", .module = "topo", .range = kNonNegative},
+      {.name = "NCCL_GRAPH_FILE", .type = Type::kString, .defaultValue = "",
+       .doc = "Load graphs from this XML instead of searching", .module = "topo/search"},
+      {.name = "NCCL_GRAPH_DUMP_FILE", .type = Type::kString, .defaultValue = "",
+       .doc = "Write the searched graphs to this file", .module = "topo/search"},
+      {.name = "NCCL_GRAPH_DUMP_FILE_RANK", .type = Type::kInt, .defaultValue = "0",
+       .doc = "Rank that writes NCCL_GRAPH_DUMP_FILE", .module = "topo/search", .range = kNonNegative},
+      {.name = "NCCL_CROSS_NIC", .type = Type::kInt, .defaultValue = "2",
+       .doc = "0: same NIC at both ends of a ring, 1: allow different NICs, 2: try without then with",
+       .module = "topo/search", .range = kTriState},
+      {.name = "NCCL_MIN_NCHANNELS", .aliases = {"NCCL_MIN_NRINGS"}, .type = Type::kInt, .defaultValue = "-2",
+       .doc = "Minimum number of channels (auto: 0); the new name wins over NCCL_MIN_NRINGS",
+       .module = "topo/search, connect", .range = {0, std::numeric_limits<int64_t>::max(), true}},
+      {.name = "NCCL_MAX_NCHANNELS", .aliases = {"NCCL_MAX_NRINGS"}, .type = Type::kInt, .defaultValue = "-2",
+       .doc = "Maximum number of channels (auto: 64); the new name wins over NCCL_MAX_NRINGS",
+       .module = "topo/search, connect", .range = {1, std::numeric_limits<int64_t>::max(), true}},
+      {.name = "NCCL_NETDEVS_POLICY", .type = Type::kNetDevsPolicy, .defaultValue = "AUTO",
+       .doc = "NICs each GPU may use: AUTO, ALL or MAX:n", .module = "topo"},
+      {.name = "NCCL_IGNORE_CPU_AFFINITY", .type = Type::kInt, .defaultValue = "0",
+       .doc = "1: use the GPU's NUMA affinity instead of the process CPU mask", .module = "topo",
+       .range = kFlag},
+      {.name = "NCCL_HOSTID", .type = Type::kString, .defaultValue = "",
+       .doc = "String hashed to identify the host (unset: host name + boot id)", .module = "topo/detect, bootstrap"},
+      {.name = "NCCL_NET_MERGE_LEVEL", .type = Type::kString, .defaultValue = "PORT",
+       .doc = "How close NIC ports must be to be merged into one virtual NIC", .module = "topo"},
+      {.name = "NCCL_NET_FORCE_MERGE", .type = Type::kString, .defaultValue = "",
+       .doc = "NIC names to merge into one virtual NIC regardless of distance", .module = "topo"},
+  };
+}
+
+std::vector<SettingDef> pathRows() {
+  return {
+      {.name = "NCCL_P2P_LEVEL", .type = Type::kPathLevel, .defaultValue = "",
+       .doc = "Highest path type for GPU peer-to-peer (unset: PXB)", .module = "topo/paths"},
+      {.name = "NCCL_P2P_DISABLE", .type = Type::kInt, .defaultValue = "",
+       .doc = "1 disables GPU peer-to-peer (P2P level LOC)", .module = "topo/paths", .range = kFlag},
+      {.name = "NCCL_SHM_DISABLE", .type = Type::kInt, .defaultValue = "0",
+       .doc = "1 disables the shared-memory transport", .module = "topo/paths, transport", .range = kFlag},
+      {.name = "NCCL_NET_GDR_LEVEL", .type = Type::kPathLevel, .defaultValue = "",
+       .doc = "Highest GPU-NIC path type for GPU Direct RDMA (unset: PXB)", .module = "topo/paths"},
+      {.name = "NCCL_NET_GDR_READ", .type = Type::kInt, .defaultValue = "-2",
+       .doc = "GPU Direct RDMA on the send side (auto: sm80 and newer, or NVLink present)",
+       .module = "topo/paths", .range = {0, 1, true}},
+      {.name = "NCCL_NET_GDR_C2C", .type = Type::kInt, .defaultValue = "1",
+       .doc = "Allow GPU Direct RDMA through C2C-attached NICs", .module = "topo/paths", .range = kFlag},
+      {.name = "NCCL_PXN_DISABLE", .type = Type::kInt, .defaultValue = "0",
+       .doc = "1 disables PXN (sending through a peer GPU's NIC)", .module = "topo/paths", .range = kFlag},
+      {.name = "NCCL_PXN_C2C", .type = Type::kInt, .defaultValue = "1",
+       .doc = "Allow PXN through C2C-attached NICs", .module = "topo/paths", .range = kFlag},
+      {.name = "NCCL_P2P_PXN_LEVEL", .type = Type::kInt, .defaultValue = "2",
+       .doc = "PXN use for send/recv: 0 never, 1 only when needed, 2 always when faster",
+       .module = "topo/paths", .range = kTriState},
+      {.name = "NCCL_NVB_DISABLE", .type = Type::kInt, .defaultValue = "0",
+       .doc = "1 disables NVLink paths through an intermediate GPU", .module = "topo/paths", .range = kFlag},
+      {.name = "NCCL_IGNORE_DISABLED_P2P", .type = Type::kInt, .defaultValue = "0",
+       .doc = "Ignore the peer-to-peer status NVML reports", .module = "topo/paths", .range = kNonNegative},
+      {.name = "NCCL_NET_DISABLE_INTRA", .type = Type::kInt, .defaultValue = "0",
+       .doc = "1: never use the network between GPUs of one node", .module = "topo/paths", .range = kFlag},
+  };
+}
+
+std::vector<SettingDef> featureRows() {
+  return {
+      {.name = "NCCL_NVLS_ENABLE", .type = Type::kInt, .defaultValue = "2",
+       .doc = "NVLink SHARP: 0 off, 1 on, 2 auto", .module = "topo/search", .range = kTriState},
+      {.name = "NCCL_COLLNET_ENABLE", .type = Type::kInt, .defaultValue = "0",
+       .doc = "1 enables CollNet (in-network reductions)", .module = "topo/search", .range = kFlag},
+      {.name = "NCCL_COLLNET_NODE_THRESHOLD", .type = Type::kInt, .defaultValue = "2",
+       .doc = "Fewest nodes for which CollNet is used", .module = "topo/search", .range = kNonNegative},
+      {.name = "NCCL_MNNVL_ENABLE", .type = Type::kInt, .defaultValue = "2",
+       .doc = "Multi-node NVLink: 0 off, 1 on, 2 auto", .module = "topo", .range = kTriState},
+      {.name = "NCCL_MNNVL_SCATTER_NETS_ENABLE", .type = Type::kInt, .defaultValue = "1",
+       .doc = "Spread NICs across the GPUs of a multi-node NVLink domain", .module = "topo", .range = kFlag},
+      {.name = "NCCL_MNNVL_RAIL_PER_HOST", .type = Type::kInt, .defaultValue = "0",
+       .doc = "Multi-node NVLink: one rail per host", .module = "topo", .range = kFlag},
+      {.name = "NCCL_ALGO", .type = Type::kAlgoList, .defaultValue = "",
+       .doc = "Algorithms allowed, per collective (unset: all, chosen by the tuner)", .module = "tune"},
+      {.name = "NCCL_PROTO", .type = Type::kProtoList, .defaultValue = "",
+       .doc = "Protocols allowed, per collective (unset: all; LL128 where NCCL enables it)", .module = "tune"},
+      {.name = "NCCL_TUNER_PLUGIN", .type = Type::kString, .defaultValue = "",
+       .doc = "Tuner plugin name or file (unset: the net plugin's library; none: no tuner plugin)",
+       .module = "plugin"},
+  };
+}
+
+std::vector<SettingDef> netRows() {
+  return {
+      {.name = "NCCL_NET", .type = Type::kString, .defaultValue = "",
+       .doc = "Net plugin to use, by its name (IB, Socket, AWS Libfabric, …); unset: the first that has devices",
+       .module = "plugin"},
+      {.name = "NCCL_NET_PLUGIN", .type = Type::kList, .defaultValue = "",
+       .doc = "Net plugin libraries to try in order (name, libnccl-net-NAME.so or path); none: no external plugin",
+       .module = "plugin"},
+      {.name = "WEFT_NET_FALLBACK", .type = Type::kEnum, .defaultValue = "allow",
+       .doc = "allow: fall back to the next plugin when one fails to load or has no devices (NCCL); deny: fail",
+       .module = "plugin", .choices = {"allow", "deny"}},
+      {.name = "WEFT_OFI_PROVIDER", .type = Type::kList, .defaultValue = "",
+       .doc = "libfabric providers the ofi plugin may use, in order (efa, cxi, tcp, …); unset: libfabric's choice",
+       .module = "plugins/net-ofi"},
+      {.name = "NCCL_IB_DISABLE", .type = Type::kInt, .defaultValue = "0",
+       .doc = "1 disables the InfiniBand/RoCE plugin", .module = "plugins/net-ib", .range = kFlag},
+      {.name = "NCCL_IB_HCA", .type = Type::kIfList, .defaultValue = "",
+       .doc = "HCAs to use: [^][=]dev[:port],… (^ exclude, = exact name; prefix match otherwise)",
+       .module = "plugins/net-ib"},
+      {.name = "NCCL_IB_GID_INDEX", .type = Type::kInt, .defaultValue = "-1",
+       .doc = "RoCE GID index (-1: auto-select)", .module = "plugins/net-ib", .range = {-1, 255}},
+      {.name = "NCCL_IB_ROCE_VERSION_NUM", .type = Type::kInt, .defaultValue = "2",
+       .doc = "RoCE version used when auto-selecting the GID", .module = "plugins/net-ib", .range = {1, 2}},
+      {.name = "NCCL_IB_TIMEOUT", .type = Type::kInt, .defaultValue = "20",
+       .doc = "IB verbs timeout exponent: 4.096 us * 2^n", .module = "plugins/net-ib", .range = {1, 31}},
+      {.name = "NCCL_IB_RETRY_CNT", .type = Type::kInt, .defaultValue = "7",
+       .doc = "IB verbs retry count", .module = "plugins/net-ib", .range = {0, 7}},
+      {.name = "NCCL_SOCKET_IFNAME", .type = Type::kIfList, .defaultValue = "",
+       .doc = "Interfaces to use: [^][=]name,… (unset: ib*, then any but docker/lo/virbr, then docker, then lo)",
+       .module = "plugins/net-socket, bootstrap"},
+      {.name = "NCCL_SOCKET_FAMILY", .type = Type::kEnum, .defaultValue = "",
+       .doc = "Address family of the interfaces used (unset: any)", .module = "plugins/net-socket, bootstrap",
+       .choices = {"AF_INET", "AF_INET6"}, .caseSensitive = true},
+      {.name = "NCCL_SOCKET_NTHREADS", .type = Type::kInt, .defaultValue = "-2",
+       .doc = "Helper threads per socket connection (auto: 2 on AWS, 4 on GCP, else 0)",
+       .module = "plugins/net-socket", .range = {0, 16, true}},
+      {.name = "NCCL_NSOCKS_PERTHREAD", .type = Type::kInt, .defaultValue = "-2",
+       .doc = "Sockets per helper thread (auto: 8 on AWS, else 1); threads x sockets <= 64",
+       .module = "plugins/net-socket", .range = {0, 64, true}},
+  };
+}
+
+std::vector<SettingDef> debugAndConfigRows() {
+  return {
+      {.name = "NCCL_DEBUG", .type = Type::kEnum, .defaultValue = "",
+       .doc = "Log level (unset: none)", .module = "log",
+       .choices = {"VERSION", "WARN", "INFO", "ABORT", "TRACE"}},
+      {.name = "NCCL_DEBUG_SUBSYS", .type = Type::kSubsysList, .defaultValue = "INIT,BOOTSTRAP,ENV",
+       .doc = "Subsystems logged at INFO: [^]name,… (^ inverts)", .module = "log"},
+      {.name = "NCCL_DEBUG_FILE", .type = Type::kString, .defaultValue = "",
+       .doc = "Log file instead of stdout (%h host name, %p pid)", .module = "log"},
+      {.name = "NCCL_CONF_FILE", .type = Type::kString, .defaultValue = "",
+       .doc = "NCCL conf file read instead of ~/.nccl.conf (/etc/nccl.conf is read too)",
+       .module = "config", .scope = Scope::kEnvOnly},
+      {.name = "WEFT_CONFIG", .type = Type::kString, .defaultValue = "",
+       .doc = "YAML policy file (unset: ~/.config/weft/weft.yaml, else /etc/weft.yaml)",
+       .module = "config", .scope = Scope::kEnvOnly},
+  };
+}
+
+std::vector<SettingDef> buildTable() {
+  std::vector<SettingDef> rows;
+  for (auto part : {topologyRows, pathRows, featureRows, netRows, debugAndConfigRows}) {
+    for (SettingDef& d : part()) rows.push_back(std::move(d));
+  }
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<SettingDef>& table() {
+  static const std::vector<SettingDef> kTable = buildTable();
+  return kTable;
+}
+
+}  // namespace weft::config
