@@ -1,6 +1,7 @@
 // The built libweft-net-ofi.so, opened as NCCL opens it and through weft's loader, on
 // libfabric's tcp provider over loopback only: its tables, the v8/v10 adapters, NCCL_NET=ofi,
-// and what happens when libfabric offers no usable provider.
+// what happens when libfabric offers no usable provider, and NCCL_NET / WEFT_NET_FALLBACK
+// between it and the socket plugin.
 #include <cstdlib>
 #include <cstring>
 
@@ -118,6 +119,89 @@ TEST_F(OfiLoader, NoMatchingProviderMeansZeroDevicesAndOneInfoLine) {
   auto info = linesWith("NET/OFI : No device found");
   ASSERT_EQ(info.size(), 1u);
   EXPECT_NE(info[0].find("no provider matches NCCL_OFI_PROVIDER=efa"), std::string::npos) << info[0];
+}
+
+
+// NCCL_NET and WEFT_NET_FALLBACK between the two plugins built here: OFI (libfabric tcp on lo)
+// and socket (lo), both found by name in weft's plugin folder, in NCCL_NET_PLUGIN's order. No
+// built-ins, so only the two listed plugins can answer.
+class OfiSocketSelection : public OfiLoader {
+ protected:
+  OfiSocketSelection() { options_.builtins = {}; }
+  config::Settings settings(const std::string& plugins, const std::string& net, const std::string& fallback = "") {
+    config::Settings s;
+    EXPECT_TRUE(s.set("NCCL_NET_PLUGIN", plugins).isOk());
+    if (!net.empty()) { EXPECT_TRUE(s.set("NCCL_NET", net).isOk()); }
+    if (!fallback.empty()) { EXPECT_TRUE(s.set("WEFT_NET_FALLBACK", fallback).isOk()); }
+    return s;
+  }
+  plugin::NetLoaderOptions options_;
+  ScopedEnv loopbackSockets_{"NCCL_SOCKET_IFNAME", "=lo"};
+};
+
+// Without NCCL_NET the first plugin listed wins: each test below lists the other one first.
+TEST_F(OfiSocketSelection, FirstListedWorkingPluginWinsWithoutNcclNet) {
+  auto n = plugin::selectNet(settings("socket,ofi", ""), options_, 8);
+  ASSERT_TRUE(n.isOk()) << n.status().toString();
+  EXPECT_STREQ((*n)->api().name(), "Socket");
+}
+
+TEST_F(OfiSocketSelection, NcclNetOfiSkipsTheSocketPluginListedFirst) {
+  auto n = plugin::selectNet(settings("socket,ofi", "ofi"), options_, 9);
+  ASSERT_TRUE(n.isOk()) << n.status().toString();
+  EXPECT_STREQ((*n)->api().name(), "OFI");
+  EXPECT_EQ((*n)->plugin().fileName(), "libweft-net-ofi.so");
+  EXPECT_EQ(linesWith("skipping libweft-net-socket.so (Socket): NCCL_NET=ofi").size(), 1u);
+  EXPECT_EQ(linesWith("NET/Plugin: using OFI from").size(), 1u);
+}
+
+TEST_F(OfiSocketSelection, NcclNetSocketSkipsTheOfiPluginListedFirst) {
+  auto n = plugin::selectNet(settings("ofi,socket", "socket"), options_, 10);
+  ASSERT_TRUE(n.isOk()) << n.status().toString();
+  EXPECT_STREQ((*n)->api().name(), "Socket");
+  EXPECT_EQ((*n)->plugin().fileName(), "libweft-net-socket.so");
+  EXPECT_EQ(linesWith("skipping libweft-net-ofi.so (OFI): NCCL_NET=socket").size(), 1u);
+  EXPECT_EQ(linesWith("NET/Plugin: using Socket from").size(), 1u);
+}
+
+TEST_F(OfiSocketSelection, OfiWithoutADeviceFallsBackToSocketUnderAllow) {
+  ScopedEnv efa("NCCL_OFI_PROVIDER", "efa");  // not on this machine: OFI initialises with no device
+  auto n = plugin::selectNet(settings("ofi,socket", "", "allow"), options_, 11);
+  ASSERT_TRUE(n.isOk()) << n.status().toString();
+  EXPECT_STREQ((*n)->api().name(), "Socket");
+  EXPECT_EQ(linesWith("NET/OFI : No device found").size(), 1u) << "OFI was not tried";
+  EXPECT_EQ(linesWith("OFI found no device; trying the next plugin").size(), 1u);
+}
+
+TEST_F(OfiSocketSelection, OfiWithoutADeviceIsAnErrorUnderDeny) {
+  expectWarn("OFI found no device (WEFT_NET_FALLBACK=deny: not trying other plugins)");
+  ScopedEnv efa("NCCL_OFI_PROVIDER", "efa");
+  auto n = plugin::selectNet(settings("ofi,socket", "", "deny"), options_, 12);
+  ASSERT_FALSE(n.isOk());
+  EXPECT_EQ(n.status().code(), Code::kInvalidUsage);
+  EXPECT_NE(n.status().message().find("net plugin 'ofi' (WEFT_NET_FALLBACK=deny)"), std::string::npos)
+      << n.status().message();
+  EXPECT_NE(n.status().message().find("OFI found no device"), std::string::npos) << n.status().message();
+  EXPECT_TRUE(linesWith("NET/Plugin: using").empty());
+  EXPECT_TRUE(linesWith("libweft-net-socket.so").empty()) << "socket was tried despite deny";
+}
+
+TEST_F(OfiSocketSelection, NcclNetOfiWithoutADeviceNeverFallsBackToSocket) {
+  expectWarn("failed to initialize any NET plugin named NCCL_NET=ofi");
+  ScopedEnv efa("NCCL_OFI_PROVIDER", "efa");
+  auto n = plugin::selectNet(settings("ofi,socket", "ofi", "allow"), options_, 13);
+  ASSERT_FALSE(n.isOk());
+  EXPECT_EQ(n.status().code(), Code::kInvalidUsage);
+  EXPECT_EQ(linesWith("NET/OFI : No device found").size(), 1u) << "OFI was not tried";
+  EXPECT_EQ(linesWith("skipping libweft-net-socket.so (Socket): NCCL_NET=ofi").size(), 1u);
+}
+
+TEST_F(OfiSocketSelection, DenyStillLetsNcclNetSkipAWorkingPluginByName) {
+  // Skipping by name is not a failure: deny applies only to plugins that were tried and failed.
+  auto n = plugin::selectNet(settings("ofi,socket", "socket", "deny"), options_, 14);
+  ASSERT_TRUE(n.isOk()) << n.status().toString();
+  EXPECT_STREQ((*n)->api().name(), "Socket");
+  EXPECT_EQ(linesWith("skipping libweft-net-ofi.so (OFI): NCCL_NET=socket").size(), 1u);
 }
 
 }  // namespace
