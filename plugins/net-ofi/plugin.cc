@@ -1,5 +1,7 @@
 #include "plugins/net-ofi/plugin.h"
 
+#include <dlfcn.h>
+
 #include <climits>
 #include <mutex>
 #include <string>
@@ -43,6 +45,18 @@ void logDiscovery(const State& s) {
            list.c_str());
 }
 
+// Once loaded by the plugin, libfabric stays loaded after the plugin is unloaded (weft unloads
+// a net plugin when its last user goes; NCCL never does). The provider libraries libfabric pulls
+// in (psm2, infinipath, libnl) allocate in their constructors state that only they can reach:
+// unloading them strands it (LeakSanitizer reports it), and each reload would allocate again.
+void keepLibfabricLoaded() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&fi_getinfo), &info) == 0 || info.dli_fname == nullptr) return;
+  // RTLD_NOLOAD: already loaded as the plugin's dependency; this only marks it never to unload.
+  // The handle is dropped on purpose.
+  (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 Device* device(int dev) {
   State& s = state();
   if (dev < 0 || static_cast<size_t>(dev) >= s.found.devices.size()) return nullptr;
@@ -67,6 +81,7 @@ weft_result_t init(weft_debug_logger_t logger) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.discovered) return weftSuccess;
+  keepLibfabricLoaded();
   s.config = readConfig();
   s.found = discover(s.config);
   s.discovered = true;

@@ -2,6 +2,8 @@
 // libfabric's tcp provider over loopback only: its tables, the v8/v10 adapters, NCCL_NET=ofi,
 // what happens when libfabric offers no usable provider, and NCCL_NET / WEFT_NET_FALLBACK
 // between it and the socket plugin.
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -95,6 +97,19 @@ TEST_F(OfiLoader, NcclNameResolvesToWeftsPlugin) {
   auto loaded = plugin::loadNetPlugin(std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-net-ofi.so", test::fakeOnlyOptions());
   ASSERT_TRUE(loaded.isOk()) << loaded.status().toString();
   EXPECT_STREQ((*loaded)->api().name(), "OFI");
+}
+
+// The plugin keeps libfabric loaded for good (plugin.cc); it must not keep itself loaded.
+TEST_F(OfiLoader, PluginUnloadsAfterItsLastUser) {
+  {
+    auto loaded = plugin::loadNetPlugin(kOfi, test::fakeOnlyOptions());
+    ASSERT_TRUE(loaded.isOk()) << loaded.status().toString();
+    auto n = plugin::initNet(*loaded, 7);
+    ASSERT_TRUE(n.isOk()) << n.status().toString();
+  }
+  void* still = dlopen(kOfi.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_EQ(still, nullptr) << "libweft-net-ofi.so is still loaded";
+  if (still != nullptr) dlclose(still);
 }
 
 // Sets an environment variable for one test (the plugin reads its settings at discovery, when
