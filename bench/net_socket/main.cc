@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,15 +15,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench/common/processes.h"
 #include "bench/net_socket/roles.h"
-
-extern char** environ;
 
 namespace weft::bench {
 namespace {
@@ -37,37 +34,6 @@ struct Args {
   int seconds = 3;      // iperf3 -t
   int iters = 20000;    // ping-pong round trips
   int threads = -1;     // helper threads per side; -1: 0 for one stream, else 1
-};
-
-// Runs `body` in a child; returns what it wrote to the pipe (a Measure) once both are done.
-pid_t forkRole(const std::function<void()>& body) {
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    try {
-      body();
-      _exit(0);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "bench role failed: %s\n", e.what());
-      _exit(1);
-    }
-  }
-  return pid;
-}
-
-void waitOk(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("a benchmark process failed");
-}
-
-struct Pipe {
-  int fd[2];
-  Pipe() {
-    if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
-  }
-  ~Pipe() { close(fd[0]), close(fd[1]); }
 };
 
 Measure readMeasure(int fd) {
@@ -101,18 +67,6 @@ double weftBandwidth(const Args& a, int streams) {
   return static_cast<double>(m.bytes) / m.seconds / 1e9;
 }
 
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 // Whether something listens on 127.0.0.1:port, from /proc/net/tcp (no probe connection, which
 // iperf3 would count as a client).
 bool listening(int port) {
@@ -123,21 +77,6 @@ bool listening(int port) {
   while (std::getline(f, line))
     if (line.find(want) != std::string::npos && line.find(" 0A ") != std::string::npos) return true;
   return false;
-}
-
-pid_t spawn(const std::vector<std::string>& argv, int stdoutFd, int stderrFd = 2) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, stdoutFd, 1);
-  if (stderrFd != 2) posix_spawn_file_actions_adddup2(&fa, stderrFd, 2);
-  std::vector<char*> args;
-  for (const std::string& s : argv) args.push_back(const_cast<char*>(s.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error(argv[0] + ": cannot start (" + std::strerror(rc) + ")");
-  return pid;
 }
 
 // The one-off server (-1) exits after its test; give it 2 s before SIGTERM.

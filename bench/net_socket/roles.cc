@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "bench/common/processes.h"
 #include "core/plugin/net_loader.h"
 
 namespace weft::bench {
@@ -31,19 +32,6 @@ std::unique_ptr<plugin::NetInstance> openPlugin(const std::string& path) {
   auto n = plugin::initNet(*p, 1);
   if (!n.isOk()) throw std::runtime_error(n.status().message());
   return std::move(*n);
-}
-
-void writeAll(int fd, const void* data, size_t n) {
-  if (write(fd, data, n) != static_cast<ssize_t>(n)) throw std::runtime_error("pipe write failed");
-}
-void readAll(int fd, void* data, size_t n) {
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r <= 0) throw std::runtime_error("pipe read failed");
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
 }
 
 // The listening side of a connection: publishes its handle, then accepts.

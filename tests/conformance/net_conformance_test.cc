@@ -1,6 +1,10 @@
 // The net plugin conformance suite under GoogleTest: every check × every plugin configuration
 // below. The socket plugin runs over loopback only (lo: 127.0.0.1 and ::1), without and with
-// helper threads. Plugins that are not built, or find no device here, skip with the reason.
+// helper threads; the OFI plugin on libfabric's tcp provider restricted to lo. Only a plugin that
+// needs hardware (IB without an RDMA device) may skip, with the reason; the loopback ones need
+// nothing but the kernel and libfabric, so a skip there fails (a CI host that silently stopped
+// running them would look green), as does a configured plugin that is missing. A plugin switched
+// off at configure time skips.
 // Each check runs in a child process (core/plugin/conformance_runner.cc).
 #include <filesystem>
 #include <string>
@@ -9,6 +13,7 @@
 
 #include "core/plugin/conformance.h"
 #include "tests/support/log_capture.h"
+#include "weft/config.h"
 
 namespace weft::plugin::conformance {
 namespace {
@@ -17,6 +22,8 @@ struct NetUnderTest {
   std::string label;
   std::string file;  // in the build's plugin folder
   std::vector<std::pair<std::string, std::string>> env;
+  bool required = true;        // configured to be built here: a missing file is a failure
+  bool needsHardware = false;  // may skip when the machine lacks the device
 };
 
 // gtest prints parameters in test names' descriptions: the label says it all.
@@ -24,7 +31,6 @@ void PrintTo(const NetUnderTest& n, std::ostream* os) { *os << n.label; }
 
 std::string pluginPath(const std::string& file) { return std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/" + file; }
 
-// Issue 7's plugins slot in here: their rows skip until the libraries are built.
 std::vector<NetUnderTest> netsUnderTest() {
   return {
       {"SocketIPv4", "libweft-net-socket.so",
@@ -35,8 +41,13 @@ std::vector<NetUnderTest> netsUnderTest() {
       {"SocketIPv6Striped", "libweft-net-socket.so",
        {{"NCCL_SOCKET_IFNAME", "=lo"}, {"NCCL_SOCKET_FAMILY", "AF_INET6"}, {"NCCL_SOCKET_NTHREADS", "1"},
         {"NCCL_NSOCKS_PERTHREAD", "3"}}},
-      {"OfiTcpLoopback", "libweft-net-ofi.so", {{"FI_PROVIDER", "tcp"}, {"FI_TCP_IFACE", "lo"}}},
-      {"Ib", "libweft-net-ib.so", {}},
+      {"OfiTcpLoopback", "libweft-net-ofi.so", {{"FI_PROVIDER", "tcp"}, {"FI_TCP_IFACE", "lo"}},
+       /*required=*/WEFT_WITH_OFI == 1},
+      // tcp needs no registration: WEFT_OFI_MR=always drives the fi_mr_reg path anyway.
+      {"OfiTcpLoopbackRegistered", "libweft-net-ofi.so",
+       {{"FI_PROVIDER", "tcp"}, {"FI_TCP_IFACE", "lo"}, {"WEFT_OFI_MR", "always"}}, /*required=*/WEFT_WITH_OFI == 1},
+      // Not required: WEFT_WITH_IB follows libibverbs, before plugins/net-ib builds anything.
+      {"Ib", "libweft-net-ib.so", {}, /*required=*/false, /*needsHardware=*/true},
   };
 }
 
@@ -53,12 +64,17 @@ class NetConformance : public test::WeftTest, public ::testing::WithParamInterfa
 TEST_P(NetConformance, Check) {
   const auto& [net, check] = GetParam();
   const std::string path = pluginPath(net.file);
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << net.file << " is not built in this configuration";
+  if (!std::filesystem::exists(path)) {
+    ASSERT_FALSE(net.required) << net.file << " is configured to be built but missing: " << path;
+    GTEST_SKIP() << net.file << " is not built in this configuration";
+  }
   Options options;
   options.env = net.env;
   options.timeoutSeconds = 120;
   CheckResult r = runCheck(path, check, options);
-  if (r.outcome == Outcome::kSkip) GTEST_SKIP() << r.reason;
+  if (r.outcome == Outcome::kSkip && net.needsHardware) GTEST_SKIP() << r.reason;
+  ASSERT_NE(outcomeName(r.outcome), std::string("SKIP"))
+      << check << " on " << net.label << " skipped, but it needs no hardware: " << r.reason;
   EXPECT_EQ(outcomeName(r.outcome), std::string("PASS")) << check << " on " << net.label << ": " << r.reason;
 }
 
