@@ -223,10 +223,10 @@ int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
 // first; when one lacks the bandwidth NCCL would reserve the links before it and release them
 // again, which leaves exact links unchanged, so nothing is written. Anything not exact goes
 // to the float code.
-__attribute__((always_inline)) inline bool SearchEngine::followExact(const FastPath& path, float bw) {
-  const int32_t kb = path.plain ? milliOf(bw) : kSlow;
-  // The same expression as followLinks' PCI bandwidth, so the integer is that float's.
-  const int32_t kbPci = kb != kSlow && path.pciOverhead ? milliOf(bw * 6 / 5) : kb;
+__attribute__((always_inline)) inline bool SearchEngine::followExact(const FastPath& path, float bw, int32_t kb,
+                                                                      int32_t kbPci) {
+  if (!path.plain) kb = kSlow;
+  if (!path.pciOverhead) kbPci = kb;
   if (kb != kSlow && kbPci != kSlow) {
     const int32_t* hops = path.hops;
     const int n = path.count;
@@ -247,7 +247,11 @@ __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastP
       }
     }
     if (!slow) {
-      for (int s = 0; s < n; ++s) state[hops[s]].milli -= (pci >> s) & 1 ? kbPci : kb;
+      if (pci == 0) {
+        for (int s = 0; s < n; ++s) state[hops[s]].milli -= kb;
+      } else {
+        for (int s = 0; s < n; ++s) state[hops[s]].milli -= (pci >> s) & 1 ? kbPci : kb;
+      }
       return true;
     }
   }
@@ -269,8 +273,26 @@ __attribute__((always_inline)) inline bool SearchEngine::followPath(Graph& graph
     if (path.type > type) return false;
     if (isTree(graph.pattern) && path.revType > type) return false;
   }
-  const float bw = (path.intra ? graph.bwIntra : graph.bwInter) * mult;
-  if (!followExact(path, bw)) return false;
+  const float base = path.intra ? graph.bwIntra : graph.bwInter;
+  const float bw = base * mult;
+  // The integer forms of bw and of its PCI cost bw*6/5: from the per-speed cache when mult is
+  // +-1 (IEEE negation is exact, so -bw and (-bw)*6/5 are the negated values), else computed.
+  int32_t kb, kbPci;
+  if (mult == 1 || mult == -1) {
+    BwMilli& c = bwMilli_[path.intra ? 1 : 0];
+    if (!(c.base == base)) {
+      c.base = base;
+      c.k = exactMilli(base);
+      c.kPci = exactMilli(base * 6 / 5);
+    }
+    const bool neg = mult == -1;
+    kb = c.k == kSlow ? kSlow : neg ? -c.k : c.k;
+    kbPci = c.kPci == kSlow ? kSlow : neg ? -c.kPci : c.kPci;
+  } else {
+    kb = exactMilli(bw);
+    kbPci = exactMilli(bw * 6 / 5);
+  }
+  if (!followExact(path, bw, kb, kbPci)) return false;
   // int += float, as NCCL's nHops arithmetic (fractional multipliers truncate).
   if (mult == 1 || mult == -1) graph.nHops += static_cast<int>(mult) * path.count;
   else graph.nHops = static_cast<int>(static_cast<float>(graph.nHops) + mult * static_cast<float>(path.count));

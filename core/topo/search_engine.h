@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -46,7 +47,7 @@ class SearchEngine {
   }
 
   bool followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult);
-  bool followExact(const FastPath& path, float bw);
+  bool followExact(const FastPath& path, float bw, int32_t kb, int32_t kbPci);
   int followLinks(const FastPath& path, int maxSteps, float bw);
   void searchRecInner(Graph& graph, int* time);
 
@@ -82,22 +83,14 @@ class SearchEngine {
   std::vector<std::vector<int32_t>> pathHops_;  // storage of FastPath::hops
   std::vector<LinkBw> bw_;
   int searchDepth_ = 0;
-  struct MilliCache {
-    float bw = 0;
-    int32_t milli = 0;
+  // exactMilli of the graph's inter (0) and intra (1) bandwidth and of its PCI cost (6/5),
+  // recomputed when the search moves to another speed.
+  struct BwMilli {
+    float base = std::numeric_limits<float>::quiet_NaN();  // matches no bandwidth
+    int32_t k = kSlow;
+    int32_t kPci = kSlow;
   };
-  // A search reserves and releases one bandwidth (and its 6/5 for PCI overhead) at a time.
-  MilliCache milliCache_[4];
-  int milliNext_ = 0;
-  int32_t milliOf(float bw) {
-    for (const MilliCache& c : milliCache_)
-      if (c.bw == bw) return c.milli;
-    MilliCache& c = milliCache_[milliNext_];
-    milliNext_ = (milliNext_ + 1) & 3;
-    c.bw = bw;
-    c.milli = exactMilli(bw);
-    return c.milli;
-  }
+  BwMilli bwMilli_[2];
   void tryGpu(Graph& graph, int step, int backToNet, int backToFirstRank, int order, int* time, int fromType,
               int fromIndex, int g);
   void recGpu(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order, int* time);
