@@ -1,6 +1,8 @@
 // Logging for the IB plugin (plugins/common/plugin_log.h), and the text of a failed verbs call.
 #pragma once
 
+#include <cstring>
+
 #include "plugins/common/plugin_log.h"
 
 namespace weft::ib {

@@ -3,7 +3,9 @@
 #include <mutex>
 #include <string>
 
+#include "plugins/net-ib/comm.h"
 #include "plugins/net-ib/config.h"
+#include "plugins/net-ib/connect.h"
 #include "plugins/net-ib/devices.h"
 #include "plugins/net-ib/gid.h"
 #include "plugins/net-ib/log.h"
@@ -45,8 +47,15 @@ const Device* device(int dev) {
   return &s.found.devices[static_cast<size_t>(dev)];
 }
 
-weft_result_t notImplemented(const char* call) {
-  return IB_FAIL(weftInternalError, "NET/IB: %s: the RC data path is not implemented in this build", call);
+template <typename T>
+T* as(void* p, Kind kind) {
+  auto* t = static_cast<T*>(p);
+  return t != nullptr && t->kind() == kind ? t : nullptr;
+}
+
+Comm* anyComm(void* p) {
+  auto* c = static_cast<Comm*>(p);
+  return c != nullptr && (c->kind() == Kind::kSend || c->kind() == Kind::kRecv) ? c : nullptr;
 }
 
 }  // namespace
@@ -95,27 +104,104 @@ weft_result_t getProperties(int dev, weft_net_properties_v11_t* props) {
 }
 
 weft_result_t listen(int dev, void* handle, void** listenComm) {
-  if (device(dev) == nullptr || handle == nullptr || listenComm == nullptr) {
+  const Device* d = device(dev);
+  if (d == nullptr || handle == nullptr || listenComm == nullptr) {
     return IB_FAIL(weftInvalidArgument, "NET/IB: listen: bad device %d or null pointer", dev);
   }
-  return notImplemented("listen");
+  Listener* l = nullptr;
+  weft_result_t rc = Listener::open(*d, state().config, handle, &l);
+  *listenComm = l;
+  return rc;
 }
+
 weft_result_t connect(int dev, void* handle, void** sendComm) {
-  if (device(dev) == nullptr || handle == nullptr || sendComm == nullptr) {
+  const Device* d = device(dev);
+  if (d == nullptr || handle == nullptr || sendComm == nullptr) {
     return IB_FAIL(weftInvalidArgument, "NET/IB: connect: bad device %d or null pointer", dev);
   }
-  return notImplemented("connect");
+  SendComm* c = nullptr;
+  weft_result_t rc = connectStep(*d, handle, state().config, &c);
+  *sendComm = c;
+  return rc;
 }
-weft_result_t accept(void*, void**) { return notImplemented("accept"); }
-weft_result_t regMr(void*, void*, size_t, int, void**) { return notImplemented("regMr"); }
-weft_result_t regMrDmaBuf(void*, void*, size_t, int, uint64_t, int, void**) { return notImplemented("regMrDmaBuf"); }
-weft_result_t deregMr(void*, void*) { return notImplemented("deregMr"); }
-weft_result_t isend(void*, void*, size_t, int, void*, void**) { return notImplemented("isend"); }
-weft_result_t irecv(void*, int, void**, const size_t*, const int*, void**, void**) { return notImplemented("irecv"); }
-weft_result_t iflush(void*, int, void**, int*, void**, void**) { return notImplemented("iflush"); }
-weft_result_t test(void*, int*, int*) { return notImplemented("test"); }
-weft_result_t closeSend(void*) { return notImplemented("closeSend"); }
-weft_result_t closeRecv(void*) { return notImplemented("closeRecv"); }
-weft_result_t closeListen(void*) { return notImplemented("closeListen"); }
+
+weft_result_t accept(void* listenComm, void** recvComm) {
+  Listener* l = as<Listener>(listenComm, Kind::kListen);
+  if (l == nullptr || recvComm == nullptr) return IB_FAIL(weftInvalidArgument, "NET/IB: accept: not a listen comm");
+  RecvComm* c = nullptr;
+  weft_result_t rc = l->acceptStep(&c);
+  *recvComm = c;
+  return rc;
+}
+
+weft_result_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
+  Comm* c = anyComm(comm);
+  if (c == nullptr) return IB_FAIL(weftInvalidArgument, "NET/IB: regMr: not a send or receive comm");
+  return c->regMr(data, size, type, mhandle);
+}
+
+weft_result_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd, void** mhandle) {
+  Comm* c = anyComm(comm);
+  if (c == nullptr) return IB_FAIL(weftInvalidArgument, "NET/IB: regMrDmaBuf: not a send or receive comm");
+  return c->regMrDmaBuf(data, size, type, offset, fd, mhandle);
+}
+
+weft_result_t deregMr(void* comm, void* mhandle) {
+  Comm* c = anyComm(comm);
+  if (c == nullptr) return IB_FAIL(weftInvalidArgument, "NET/IB: deregMr: not a send or receive comm");
+  return c->deregMr(mhandle);
+}
+
+weft_result_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void** request) {
+  SendComm* c = as<SendComm>(sendComm, Kind::kSend);
+  if (c == nullptr || request == nullptr) return IB_FAIL(weftInvalidArgument, "NET/IB: isend: not a send comm");
+  return c->isend(data, size, tag, mhandle, request);
+}
+
+weft_result_t irecv(void* recvComm, int n, void** data, const size_t* sizes, const int* tags, void** mhandles,
+                    void** request) {
+  RecvComm* c = as<RecvComm>(recvComm, Kind::kRecv);
+  if (c == nullptr || request == nullptr) return IB_FAIL(weftInvalidArgument, "NET/IB: irecv: not a receive comm");
+  return c->irecv(n, data, sizes, tags, mhandles, request);
+}
+
+// Host memory only: the HCA writes it before the completion that reports it, and the CPU sees
+// it then, so there is nothing to flush. A null request tells the host that nothing is pending.
+weft_result_t iflush(void* recvComm, int, void**, int*, void**, void** request) {
+  if (as<RecvComm>(recvComm, Kind::kRecv) == nullptr || request == nullptr) {
+    return IB_FAIL(weftInvalidArgument, "NET/IB: iflush: not a receive comm");
+  }
+  *request = nullptr;
+  return weftSuccess;
+}
+
+weft_result_t test(void* request, int* done, int* sizes) {
+  auto* r = static_cast<Request*>(request);
+  if (r == nullptr || done == nullptr || (r->kind != Kind::kSend && r->kind != Kind::kRecv) || r->owner == nullptr) {
+    return IB_FAIL(weftInvalidArgument, "NET/IB: test: %p is not a live request", request);
+  }
+  return r->owner->test(r, done, sizes);
+}
+
+weft_result_t closeSend(void* sendComm) {
+  SendComm* c = as<SendComm>(sendComm, Kind::kSend);
+  if (c == nullptr) return IB_FAIL(weftInvalidArgument, "NET/IB: closeSend: not a send comm");
+  delete c;
+  return weftSuccess;
+}
+
+weft_result_t closeRecv(void* recvComm) {
+  RecvComm* c = as<RecvComm>(recvComm, Kind::kRecv);
+  if (c == nullptr) return IB_FAIL(weftInvalidArgument, "NET/IB: closeRecv: not a receive comm");
+  delete c;
+  return weftSuccess;
+}
+
+weft_result_t closeListen(void* listenComm) {
+  Listener* l = as<Listener>(listenComm, Kind::kListen);
+  if (l == nullptr) return IB_FAIL(weftInvalidArgument, "NET/IB: closeListen: not a listen comm");
+  delete l;
+  return weftSuccess;
+}
 
 }  // namespace weft::ib
