@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "plugins/net-ib/bootstrap.h"
 #include "plugins/net-ib/gid.h"
 #include "plugins/net-ib/hca_filter.h"
 #include "plugins/net-ib/requests.h"
@@ -335,6 +336,85 @@ TEST(IbSpeed, ProductOfLaneRateAndWidth) {
 TEST(IbSpeed, UnknownBitsGiveTheSlowestEntry) {
   EXPECT_EQ(portSpeedMbps(0, 0), 2500);
   EXPECT_EQ(portSpeedMbps(0x20, 0x20), 25000);  // width bit 5 is not defined
+}
+
+}  // namespace
+}  // namespace weft::ib
+
+namespace weft::ib {
+namespace {
+
+// The TCP side channel that carries queue pair descriptions, over loopback: what connect() and
+// accept() exchange before any verbs call on the peer's behalf.
+SockAddr loopback() {
+  SockAddr a{};
+  a.in4.sin_family = AF_INET;
+  a.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+// Drives a non-blocking transfer to completion, with a bound so a broken one fails, not hangs.
+template <typename Step>
+void drive(Step step) {
+  bool done = false;
+  for (int i = 0; i < 1000000 && !done; ++i) ASSERT_EQ(step(&done), weftSuccess);
+  ASSERT_TRUE(done) << "the transfer did not finish";
+}
+
+TEST(IbBootstrap, MovesAQueuePairDescriptionOverLoopback) {
+  SockAddr addr = loopback();
+  Fd listener, client;
+  ASSERT_EQ(listenOn(&addr, &listener), weftSuccess);
+  EXPECT_NE(addr.in4.sin_port, 0) << "the kernel's port is written back";
+  EXPECT_EQ(addressToString(addr).rfind("127.0.0.1:", 0), 0u) << addressToString(addr);
+  ASSERT_EQ(connectTo(addr, &client), weftSuccess);
+  int accepted = -1;
+  for (int i = 0; i < 1000000 && accepted < 0; ++i) accepted = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK);
+  ASSERT_GE(accepted, 0);
+  Fd server(accepted);
+  uint8_t out[kQpInfoBytes], in[kQpInfoBytes];
+  encodeQpInfo(sampleQp(), out);
+  size_t sent = 0, got = 0;
+  drive([&](bool* done) { return sendSome(client.get(), out, sizeof(out), &sent, done, "a QP description"); });
+  drive([&](bool* done) { return recvSome(server.get(), in, sizeof(in), &got, done, "a QP description"); });
+  std::string why;
+  std::optional<QpInfo> q = decodeQpInfo(in, &why);
+  ASSERT_TRUE(q) << why;
+  EXPECT_EQ(q->qpn, sampleQp().qpn);
+  EXPECT_EQ(q->fifoRkey, sampleQp().fifoRkey);
+}
+
+TEST(IbBootstrap, ReceivingFromAClosedPeerFails) {
+  SockAddr addr = loopback();
+  Fd listener, client;
+  ASSERT_EQ(listenOn(&addr, &listener), weftSuccess);
+  ASSERT_EQ(connectTo(addr, &client), weftSuccess);
+  int accepted = -1;
+  for (int i = 0; i < 1000000 && accepted < 0; ++i) accepted = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK);
+  ASSERT_GE(accepted, 0);
+  Fd server(accepted);
+  client.reset();
+  uint8_t in[kQpInfoBytes];
+  size_t got = 0;
+  bool done = false;
+  weft_result_t rc = weftSuccess;
+  for (int i = 0; i < 1000000 && rc == weftSuccess; ++i) rc = recvSome(server.get(), in, sizeof(in), &got, &done, "a QP description");
+  EXPECT_EQ(rc, weftRemoteError);
+  EXPECT_FALSE(done);
+}
+
+TEST(IbBootstrap, ConnectingToANonListeningPortFailsAtTheFirstSend) {
+  SockAddr addr = loopback();
+  Fd listener;
+  ASSERT_EQ(listenOn(&addr, &listener), weftSuccess);
+  listener.reset();  // the port is now closed
+  Fd client;
+  weft_result_t rc = connectTo(addr, &client);
+  uint8_t out[kQpInfoBytes] = {};
+  size_t sent = 0;
+  bool done = false;
+  for (int i = 0; i < 1000000 && rc == weftSuccess && !done; ++i) rc = sendSome(client.get(), out, sizeof(out), &sent, &done, "a QP description");
+  EXPECT_EQ(rc, weftRemoteError);
 }
 
 }  // namespace
