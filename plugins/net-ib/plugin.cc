@@ -92,7 +92,7 @@ weft_result_t getProperties(int dev, weft_net_properties_v11_t* props) {
       .port = d->port,
       .latency = 0,
       .maxComms = 65536,  // one RC QP per comm: far below any HCA's QP count
-      .maxRecvs = 8,
+      .maxRecvs = kMaxRecvs,
       .netDeviceType = WEFT_NET_DEVICE_HOST,
       .netDeviceVersion = WEFT_NET_DEVICE_INVALID_VERSION,
       .vProps = {.ndevs = 1, .devs = {dev}},
