@@ -108,17 +108,29 @@ std::string expectFailure(Session& s, Post post, const char* what) {
   }
 }
 
-pid_t startPeer(const Plugin& plugin, const Options& o, bool receiver, PipePair& toPeer, PipePair& fromPeer) {
-  pid_t pid = fork();
-  require(pid >= 0, "fork() failed");
-  if (pid == 0) peerMain(plugin, o, receiver, toPeer.fd[0], fromPeer.fd[1]);
-  return pid;
-}
+// The peer process, killed at the latest when the check leaves its scope: a check that skips
+// or fails before killing it on purpose (no device, a refused listen) must not leave it behind,
+// holding the runner's result pipe open so that the runner waits forever.
+class Peer {
+ public:
+  Peer(const Plugin& plugin, const Options& o, bool receiver, PipePair& toPeer, PipePair& fromPeer) {
+    pid_ = fork();
+    require(pid_ >= 0, "fork() failed");
+    if (pid_ == 0) peerMain(plugin, o, receiver, toPeer.fd[0], fromPeer.fd[1]);
+  }
+  ~Peer() { kill(); }
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+  void kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
 
-void killPeer(pid_t pid) {
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
+ private:
+  pid_t pid_ = -1;
+};
 
 }  // namespace
 
@@ -127,7 +139,7 @@ std::string checkPeerDeath(const Plugin& plugin, const Options& o) {
   std::string recvError, sendError;
   {  // The sender dies after one message: our pending receive must fail.
     PipePair toPeer, fromPeer;
-    pid_t pid = startPeer(plugin, o, false, toPeer, fromPeer);  // before any plugin thread exists here
+    Peer peer(plugin, o, false, toPeer, fromPeer);  // before any plugin thread exists here
     Session s(plugin, o);
     char handle[WEFT_NET_HANDLE_MAXSIZE] = {};
     void* listen = nullptr;
@@ -144,7 +156,7 @@ std::string checkPeerDeath(const Plugin& plugin, const Options& o) {
     size_t cap = sizeof(buf);
     int tag = 1;
     s.wait(s.postRecv(recv, 1, &data, &cap, &tag, nullptr), 1, "first receive");
-    killPeer(pid);
+    peer.kill();
     tag = 2;
     recvError = expectFailure(
         s, [&](void** r) { return s.api().irecv(recv, 1, &data, &cap, &tag, nullptr, nullptr, r); },
@@ -154,7 +166,7 @@ std::string checkPeerDeath(const Plugin& plugin, const Options& o) {
   }
   {  // The receiver dies without reading: our large send must fail.
     PipePair toPeer, fromPeer;
-    pid_t pid = startPeer(plugin, o, true, toPeer, fromPeer);
+    Peer peer(plugin, o, true, toPeer, fromPeer);
     Session s(plugin, o);
     char handle[WEFT_NET_HANDLE_MAXSIZE];
     require(readAll(fromPeer.fd[0], handle, sizeof(handle)), "the peer process did not listen");
@@ -164,7 +176,7 @@ std::string checkPeerDeath(const Plugin& plugin, const Options& o) {
     while (send == nullptr && !d.expired()) requireOk(s.api().connect(s.ctx(), s.dev(), handle, &send, &dh), "connect");
     char ready = 0;
     require(send != nullptr && readAll(fromPeer.fd[0], &ready, 1), "the peer process did not accept");
-    killPeer(pid);
+    peer.kill();
     Buffer big(size_t{64} << 20);  // more than socket buffers hold: the send cannot finish
     sendError = expectFailure(
         s, [&](void** r) { return s.api().isend(send, big.data(), big.size(), 1, nullptr, nullptr, r); },

@@ -13,11 +13,13 @@
 #include <vector>
 
 #include "plugins/net-socket/comm_error.h"
-#include "plugins/net-socket/fd.h"
+#include "plugins/common/fd.h"
 #include "plugins/net-socket/wire.h"
 #include "plugins/net-socket/worker.h"
 
 namespace weft::socket {
+
+using netplugin::Fd;
 
 inline constexpr int kMaxRecvs = 8;        // receives grouped in one irecv
 inline constexpr int kMaxInFlight = WEFT_NET_MAX_REQUESTS;

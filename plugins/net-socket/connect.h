@@ -10,11 +10,13 @@
 
 #include "plugins/net-socket/comm.h"
 #include "plugins/net-socket/config.h"
-#include "plugins/net-socket/fd.h"
+#include "plugins/common/fd.h"
 #include "plugins/net-socket/interfaces.h"
 #include "plugins/net-socket/wire.h"
 
 namespace weft::socket {
+
+using netplugin::Fd;
 
 struct Connecting {
   uint64_t connId;

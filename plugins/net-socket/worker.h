@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "plugins/net-socket/comm_error.h"
-#include "plugins/net-socket/fd.h"
+#include "plugins/common/fd.h"
 
 namespace weft::socket {
+
+using netplugin::Fd;
 
 struct Task {
   char* data;

@@ -1,11 +1,12 @@
-// An owned file descriptor: closed exactly once, movable, never copied.
+// An owned file descriptor: closed exactly once, movable, never copied. Shared by the socket
+// plugin and the IB plugin's TCP bootstrap.
 #pragma once
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace weft::socket {
+namespace weft::netplugin {
 
 class Fd {
  public:
@@ -34,4 +35,4 @@ class Fd {
   int fd_ = -1;
 };
 
-}  // namespace weft::socket
+}  // namespace weft::netplugin
