@@ -23,7 +23,7 @@ std::string_view trim(std::string_view s) {
 
 Config readConfig() {
   Config c;
-  if (const char* v = std::getenv("NCCL_OFI_PROVIDER")) c.providers = v;
+  if (const char* v = std::getenv("WEFT_OFI_PROVIDER")) c.providers = v;
   if (const char* v = std::getenv("FI_PROVIDER")) c.fiProvider = v;
   if (const char* v = std::getenv("WEFT_OFI_MR")) {
     std::string_view mode = trim(v);

@@ -1,5 +1,5 @@
 // Which libfabric provider the OFI plugin uses. libfabric itself reads FI_PROVIDER first and
-// offers only those providers; NCCL_OFI_PROVIDER then picks among what it offers: a comma list
+// offers only those providers; WEFT_OFI_PROVIDER then picks among what it offers: a comma list
 // of names in order of preference, where "tcp" matches the layered "tcp;ofi_rxm". Unset, the
 // plugin takes libfabric's first provider (its own ranking) that can reach other hosts.
 #pragma once
@@ -11,7 +11,7 @@
 namespace weft::ofi {
 
 struct Config {
-  std::string providers;   // NCCL_OFI_PROVIDER ("" = libfabric's choice)
+  std::string providers;   // WEFT_OFI_PROVIDER ("" = libfabric's choice)
   std::string fiProvider;  // FI_PROVIDER, for log lines only: libfabric applies it
   bool registerAlways = false;  // WEFT_OFI_MR=always: fi_mr_reg every buffer, needed or not
   // WEFT_OFI_CONNECT_TIMEOUT: how long connect() waits for the listener's provider to take the
@@ -21,7 +21,7 @@ struct Config {
   int connectTimeoutSeconds = 60;
 };
 
-// Reads NCCL_OFI_PROVIDER, FI_PROVIDER, WEFT_OFI_MR and WEFT_OFI_CONNECT_TIMEOUT.
+// Reads WEFT_OFI_PROVIDER, FI_PROVIDER, WEFT_OFI_MR and WEFT_OFI_CONNECT_TIMEOUT.
 Config readConfig();
 
 // Whether provider `name` ("tcp;ofi_rxm") is the one `entry` ("tcp", "ofi_rxm" or the full

@@ -115,7 +115,7 @@ Discovery discover(const Config& config) {
   std::vector<std::string> providers = providersOf(infos);
   int chosen = chooseProvider(providers, config.providers);
   if (chosen < 0) {
-    found.note = "no provider matches NCCL_OFI_PROVIDER=" + config.providers;
+    found.note = "no provider matches WEFT_OFI_PROVIDER=" + config.providers;
     return found;
   }
   found.provider = providers[static_cast<size_t>(chosen)];

@@ -30,7 +30,7 @@ State& state() {
 
 void logDiscovery(const State& s) {
   std::string where = s.config.fiProvider.empty() ? "" : ", FI_PROVIDER=" + s.config.fiProvider;
-  if (!s.config.providers.empty()) where += ", NCCL_OFI_PROVIDER=" + s.config.providers;
+  if (!s.config.providers.empty()) where += ", WEFT_OFI_PROVIDER=" + s.config.providers;
   const unsigned major = FI_MAJOR(fi_version()), minor = FI_MINOR(fi_version());
   if (s.found.devices.empty()) {
     OFI_INFO("NET/OFI : No device found (libfabric %u.%u%s): %s", major, minor, where.c_str(), s.found.note.c_str());

@@ -124,7 +124,7 @@ class ScopedEnv {
 };
 
 TEST_F(OfiLoader, NoMatchingProviderMeansZeroDevicesAndOneInfoLine) {
-  ScopedEnv efa("NCCL_OFI_PROVIDER", "efa");  // not on this machine
+  ScopedEnv efa("WEFT_OFI_PROVIDER", "efa");  // not on this machine
   auto loaded = plugin::loadNetPlugin(kOfi, test::fakeOnlyOptions());
   ASSERT_TRUE(loaded.isOk()) << loaded.status().toString();
   auto n = plugin::initNet(*loaded, 6);
@@ -133,7 +133,7 @@ TEST_F(OfiLoader, NoMatchingProviderMeansZeroDevicesAndOneInfoLine) {
   EXPECT_NE(n.status().message().find("OFI found no device"), std::string::npos) << n.status().message();
   auto info = linesWith("NET/OFI : No device found");
   ASSERT_EQ(info.size(), 1u);
-  EXPECT_NE(info[0].find("no provider matches NCCL_OFI_PROVIDER=efa"), std::string::npos) << info[0];
+  EXPECT_NE(info[0].find("no provider matches WEFT_OFI_PROVIDER=efa"), std::string::npos) << info[0];
 }
 
 
@@ -180,7 +180,7 @@ TEST_F(OfiSocketSelection, NcclNetSocketSkipsTheOfiPluginListedFirst) {
 }
 
 TEST_F(OfiSocketSelection, OfiWithoutADeviceFallsBackToSocketUnderAllow) {
-  ScopedEnv efa("NCCL_OFI_PROVIDER", "efa");  // not on this machine: OFI initialises with no device
+  ScopedEnv efa("WEFT_OFI_PROVIDER", "efa");  // not on this machine: OFI initialises with no device
   auto n = plugin::selectNet(settings("ofi,socket", "", "allow"), options_, 11);
   ASSERT_TRUE(n.isOk()) << n.status().toString();
   EXPECT_STREQ((*n)->api().name(), "Socket");
@@ -190,7 +190,7 @@ TEST_F(OfiSocketSelection, OfiWithoutADeviceFallsBackToSocketUnderAllow) {
 
 TEST_F(OfiSocketSelection, OfiWithoutADeviceIsAnErrorUnderDeny) {
   expectWarn("OFI found no device (WEFT_NET_FALLBACK=deny: not trying other plugins)");
-  ScopedEnv efa("NCCL_OFI_PROVIDER", "efa");
+  ScopedEnv efa("WEFT_OFI_PROVIDER", "efa");
   auto n = plugin::selectNet(settings("ofi,socket", "", "deny"), options_, 12);
   ASSERT_FALSE(n.isOk());
   EXPECT_EQ(n.status().code(), Code::kInvalidUsage);
@@ -203,7 +203,7 @@ TEST_F(OfiSocketSelection, OfiWithoutADeviceIsAnErrorUnderDeny) {
 
 TEST_F(OfiSocketSelection, NcclNetOfiWithoutADeviceNeverFallsBackToSocket) {
   expectWarn("failed to initialize any NET plugin named NCCL_NET=ofi");
-  ScopedEnv efa("NCCL_OFI_PROVIDER", "efa");
+  ScopedEnv efa("WEFT_OFI_PROVIDER", "efa");
   auto n = plugin::selectNet(settings("ofi,socket", "ofi", "allow"), options_, 13);
   ASSERT_FALSE(n.isOk());
   EXPECT_EQ(n.status().code(), Code::kInvalidUsage);

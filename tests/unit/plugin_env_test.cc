@@ -23,5 +23,24 @@ TEST(PluginEnvironment, PolicyValuesAreExportedWithoutOverwritingTheEnvironment)
   unsetenv("NCCL_SOCKET_NTHREADS");
 }
 
+// Every setting a weft plugin reads is in the table under the name the plugin reads, so a YAML
+// key reaches it: the OFI provider list and registration mode, the IB address family.
+TEST(PluginEnvironment, WeftPluginSettingsFromThePolicyReachTheirPlugins) {
+  const std::pair<const char*, const char*> values[] = {
+      {"WEFT_OFI_PROVIDER", "efa,tcp"}, {"WEFT_OFI_MR", "always"}, {"WEFT_OFI_CONNECT_TIMEOUT", "5"},
+      {"NCCL_IB_ADDR_FAMILY", "AF_INET6"}};
+  config::Settings s;
+  for (const auto& [name, value] : values) {
+    unsetenv(name);
+    ASSERT_TRUE(s.set(name, value, config::Source::kYaml, "weft.yaml:1").isOk()) << name;
+  }
+  exportPluginEnvironment(s);
+  for (const auto& [name, value] : values) {
+    ASSERT_NE(std::getenv(name), nullptr) << name;
+    EXPECT_STREQ(std::getenv(name), value) << name;
+    unsetenv(name);
+  }
+}
+
 }  // namespace
 }  // namespace weft::plugin
