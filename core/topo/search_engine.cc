@@ -230,29 +230,41 @@ __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastP
   if (kb != kSlow && kbPci != kSlow) {
     const int32_t* hops = path.hops;
     const int n = path.count;
-    const uint64_t pci = path.pciOverhead ? path.pciHops : 0;
     LinkBw* state = bw_.data();
-    bool slow = false;
-    for (int s = 0; s < n; ++s) {
+    if (!path.pciOverhead) {
+      // One cost on every link (the common case). m - kb in [0, kMilliLimit) says both that
+      // the link has the bandwidth (m >= kb) and that the result stays exact; computed in
+      // unsigned arithmetic so kSlow (the smallest int) wraps far out of range.
+      const uint32_t ukb = static_cast<uint32_t>(kb);
+      int s = 0;
+      while (s < n && static_cast<uint32_t>(state[hops[s]].milli) - ukb < static_cast<uint32_t>(kMilliLimit)) ++s;
+      if (s == n) {
+        for (s = 0; s < n; ++s) state[hops[s]].milli -= kb;
+        return true;
+      }
       const int32_t m = state[hops[s]].milli;
-      const int32_t k = (pci >> s) & 1 ? kbPci : kb;
-      if (m < k) {
-        if (m != kSlow) return false;
-        slow = true;
-        break;
+      if (m != kSlow && m < kb) return false;  // the first link that lacks the bandwidth
+      // Otherwise a float link, or a result out of range: the float code decides.
+    } else {
+      const uint64_t pci = path.pciHops;  // 6/5 on the PCI links
+      bool slow = false;
+      for (int s = 0; s < n; ++s) {
+        const int32_t m = state[hops[s]].milli;
+        const int32_t k = (pci >> s) & 1 ? kbPci : kb;
+        if (m < k) {
+          if (m != kSlow) return false;
+          slow = true;
+          break;
+        }
+        if (m - k >= kMilliLimit) {
+          slow = true;
+          break;
+        }
       }
-      if (m - k >= kMilliLimit) {
-        slow = true;
-        break;
-      }
-    }
-    if (!slow) {
-      if (pci == 0) {
-        for (int s = 0; s < n; ++s) state[hops[s]].milli -= kb;
-      } else {
+      if (!slow) {
         for (int s = 0; s < n; ++s) state[hops[s]].milli -= (pci >> s) & 1 ? kbPci : kb;
+        return true;
       }
-      return true;
     }
   }
   int steps = followLinks(path, path.count, bw);
@@ -299,7 +311,7 @@ __attribute__((always_inline)) inline bool SearchEngine::followPath(Graph& graph
   return true;
 }
 
-void SearchEngine::tryGpu(Graph& graph, int step, int backToNet, int backToFirstRank, int order, int* time,
+__attribute__((always_inline)) inline void SearchEngine::tryGpu(Graph& graph, int step, int backToNet, int backToFirstRank, int order, int* time,
                           int fromType, int fromIndex, int g) {
   const uint64_t flag = 1ull << graph.nChannels;
   NodeType from = static_cast<NodeType>(fromType);
@@ -413,7 +425,7 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
   }
 }
 
-void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order,
+__attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order,
                                int* time) {
   // Candidate lists live in per-depth slices of the engine, not in the (deep) recursion's frames.
   if (static_cast<size_t>(depth_) == nextSlices_.size())
@@ -442,7 +454,7 @@ void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet, int
 // GPU bandwidth and hops, then distance in index order. With an NVSwitch, only the index
 // neighbours are tried. The sort keys depend only on paths, so each (GPU, NIC) order is
 // sorted once; a step only filters out the GPUs this channel already uses.
-int SearchEngine::nextGpus(const Graph& graph, int g, int sortNet, int* next) {
+__attribute__((always_inline)) inline int SearchEngine::nextGpus(const Graph& graph, int g, int sortNet, int* next) {
   const uint64_t flag = 1ull << graph.nChannels;
   auto usable = [&](int c) {
     return c != g && fastPath(NodeType::kGpu, g, NodeType::kGpu, c).count != 0 &&
@@ -534,9 +546,17 @@ const std::vector<int>& SearchEngine::sameRailNets(int typeInter, int g, int sta
 }
 
 int SearchEngine::netIndex(int64_t id) const {
-  for (size_t i = 0; i < netIds_.size(); ++i)
-    if (netIds_[i] == id) return static_cast<int>(i);
-  return -1;
+  if (id == lastNetId_) return lastNetIndex_;
+  int found = -1;
+  for (size_t i = 0; i < netIds_.size(); ++i) {
+    if (netIds_[i] == id) {
+      found = static_cast<int>(i);
+      break;
+    }
+  }
+  lastNetId_ = id;
+  lastNetIndex_ = found;
+  return found;
 }
 
 void SearchEngine::tryNvls(Graph& graph, int g, int* time) {
@@ -624,9 +644,10 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
   int netCount = static_cast<int>(nets.size());
   bool found = false;
   bool heads = graph.pattern == Pattern::kNvls || graph.pattern == Pattern::kCollnetDirect;
-  for (int i = 0; i < netCount; ++i) {
+  int at = netCount > 0 ? graph.nChannels % netCount : 0;  // start at the channel's NIC, then wrap
+  for (int i = 0; i < netCount; ++i, at = at + 1 == netCount ? 0 : at + 1) {
     if (heads && found) break;
-    int n = nets[static_cast<size_t>((graph.nChannels + i) % netCount)];
+    int n = nets[static_cast<size_t>(at)];
     const Node& net = sys_.node(NodeType::kNet, n);
     if (graph.collNet && net.net.collSupport == 0) continue;
     if (net.net.bw < static_cast<float>(bw)) continue;

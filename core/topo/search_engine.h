@@ -115,6 +115,9 @@ class SearchEngine {
   const std::vector<int>& netLocalGpus(int n, PathType* pathType);
   int gpuPciBw(int g) const { return gpuPciBw_[static_cast<size_t>(g)]; }
   int netIndex(int64_t id) const;
+  // netIndex's last answer: a step asks for the same NIC (its channel's) again and again.
+  mutable int64_t lastNetId_ = -1;
+  mutable int lastNetIndex_ = -1;
 
   // Next-GPU candidates of GPU g in search order when heading back to NIC `net` (-1: none).
   struct Candidate {
