@@ -405,7 +405,10 @@ int localNet(const System& s, const Params& params, int rank, int channelId) {
 
 int localGpu(const System& s, const Params& params, int net) {
   std::vector<int> gpus = localNodes(s, NodeType::kNet, net, NodeType::kGpu);
-  for (int c = 0; c < kMaxChannels; ++c)
+  // localNet repeats with the channel: its period (NICs per GPU) is at most the NIC count, so
+  // channels past that find nothing new. NCCL tries all kMaxChannels; the answer is the same.
+  const int channels = std::min(kMaxChannels, std::max(1, s.count(NodeType::kNet)));
+  for (int c = 0; c < channels; ++c)
     for (int g : gpus)
       if (localNet(s, params, s.node(NodeType::kGpu, g).gpu.rank, c) == net) return g;
   return -1;
