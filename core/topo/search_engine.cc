@@ -219,9 +219,10 @@ int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
   return maxSteps;
 }
 
-// The common case in integers: a plain path, links and bandwidth all exact. When a link lacks
-// the bandwidth, NCCL has reserved the links before it and releases them again, which leaves
-// exact links unchanged; here too. Anything not exact goes to the float code.
+// The common case in integers: a plain path, links and bandwidth all exact. Checks every link
+// first; when one lacks the bandwidth NCCL would reserve the links before it and release them
+// again, which leaves exact links unchanged, so nothing is written. Anything not exact goes
+// to the float code.
 __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastPath& path, float bw, int32_t kb,
                                                                       int32_t kbPci) {
   if (!path.plain) kb = kSlow;
@@ -230,36 +231,41 @@ __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastP
     const int32_t* hops = path.hops;
     const int n = path.count;
     LinkBw* state = bw_.data();
-    // Each link is checked and updated in one pass; if one fails, the links before it get
-    // their value back (exact integers, and a plain path holds no link twice), which is what
-    // NCCL's reserve-then-release leaves on exact links. A link passes when m - k is in
-    // [0, kMilliLimit): it has the bandwidth (m >= k) and the result stays exact. The test is
-    // done in unsigned arithmetic, so kSlow (the smallest int) wraps far out of range.
-    const uint64_t pci = path.pciOverhead ? path.pciHops : 0;
-    int s = 0;
-    if (pci == 0) {
-      const uint32_t uk = static_cast<uint32_t>(kb);
-      for (; s < n; ++s) {
-        const int32_t m = state[hops[s]].milli;
-        if (static_cast<uint32_t>(m) - uk >= static_cast<uint32_t>(kMilliLimit)) break;
-        state[hops[s]].milli = m - kb;
+    if (!path.pciOverhead) {
+      // One cost on every link (the common case). m - kb in [0, kMilliLimit) says both that
+      // the link has the bandwidth (m >= kb) and that the result stays exact; computed in
+      // unsigned arithmetic so kSlow (the smallest int) wraps far out of range.
+      const uint32_t ukb = static_cast<uint32_t>(kb);
+      int s = 0;
+      while (s < n && static_cast<uint32_t>(state[hops[s]].milli) - ukb < static_cast<uint32_t>(kMilliLimit)) ++s;
+      if (s == n) {
+        for (s = 0; s < n; ++s) state[hops[s]].milli -= kb;
+        return true;
       }
-      if (s == n) return true;
-      for (int u = 0; u < s; ++u) state[hops[u]].milli += kb;
+      const int32_t m = state[hops[s]].milli;
+      if (m != kSlow && m < kb) return false;  // the first link that lacks the bandwidth
+      // Otherwise a float link, or a result out of range: the float code decides.
     } else {
-      for (; s < n; ++s) {
-        const int32_t k = (pci >> s) & 1 ? kbPci : kb;
+      const uint64_t pci = path.pciHops;  // 6/5 on the PCI links
+      bool slow = false;
+      for (int s = 0; s < n; ++s) {
         const int32_t m = state[hops[s]].milli;
-        if (static_cast<uint32_t>(m) - static_cast<uint32_t>(k) >= static_cast<uint32_t>(kMilliLimit)) break;
-        state[hops[s]].milli = m - k;
+        const int32_t k = (pci >> s) & 1 ? kbPci : kb;
+        if (m < k) {
+          if (m != kSlow) return false;
+          slow = true;
+          break;
+        }
+        if (m - k >= kMilliLimit) {
+          slow = true;
+          break;
+        }
       }
-      if (s == n) return true;
-      for (int u = 0; u < s; ++u) state[hops[u]].milli += (pci >> u) & 1 ? kbPci : kb;
+      if (!slow) {
+        for (int s = 0; s < n; ++s) state[hops[s]].milli -= (pci >> s) & 1 ? kbPci : kb;
+        return true;
+      }
     }
-    const int32_t m = state[hops[s]].milli;
-    const int32_t k = (pci >> s) & 1 ? kbPci : kb;
-    if (m != kSlow && m < k) return false;  // the first link that lacks the bandwidth
-    // Otherwise a float link, or a result out of range: the float code decides.
   }
   int steps = followLinks(path, path.count, bw);
   if (steps < path.count) {
