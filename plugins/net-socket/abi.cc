@@ -82,31 +82,21 @@ weft_result_t connectV10(int dev, weft_net_comm_config_v10_t*, void* h, void** s
 }
 weft_result_t connectV8(int dev, void* h, void** s, weft_net_device_handle_v8_t** d) { return connectV10(dev, nullptr, h, s, d); }
 
-// v9/v10 properties lack maxMultiRequestSize; v8 also lacks forceFlush, vProps and the limits.
+// Older properties, field by field (plugins/common/abi_tables.h).
 weft_result_t getPropertiesV10(int dev, weft_net_properties_v10_t* p) {
   return guard("getProperties", [&] {
     weft_net_properties_v11_t q;
     weft_result_t rc = getProperties(dev, &q);
-    if (rc != weftSuccess) return rc;
-    *p = weft_net_properties_v10_t{.name = q.name, .pciPath = q.pciPath, .guid = q.guid, .ptrSupport = q.ptrSupport,
-                                   .regIsGlobal = q.regIsGlobal, .forceFlush = q.forceFlush, .speed = q.speed,
-                                   .port = q.port, .latency = q.latency, .maxComms = q.maxComms,
-                                   .maxRecvs = q.maxRecvs, .netDeviceType = q.netDeviceType,
-                                   .netDeviceVersion = q.netDeviceVersion, .vProps = q.vProps,
-                                   .maxP2pBytes = q.maxP2pBytes, .maxCollBytes = q.maxCollBytes};
-    return weftSuccess;
+    if (rc == weftSuccess) *p = netplugin::toV10(q);
+    return rc;
   });
 }
 weft_result_t getPropertiesV8(int dev, weft_net_properties_v8_t* p) {
   return guard("getProperties", [&] {
     weft_net_properties_v11_t q;
     weft_result_t rc = getProperties(dev, &q);
-    if (rc != weftSuccess) return rc;
-    *p = weft_net_properties_v8_t{.name = q.name, .pciPath = q.pciPath, .guid = q.guid, .ptrSupport = q.ptrSupport,
-                                  .regIsGlobal = q.regIsGlobal, .speed = q.speed, .port = q.port,
-                                  .latency = q.latency, .maxComms = q.maxComms, .maxRecvs = q.maxRecvs,
-                                  .netDeviceType = q.netDeviceType, .netDeviceVersion = q.netDeviceVersion};
-    return weftSuccess;
+    if (rc == weftSuccess) *p = netplugin::toV8(q);
+    return rc;
   });
 }
 // v8 passes int sizes.

@@ -1,4 +1,4 @@
-// Opening a built weft net plugin as NCCL opens it, for the OFI and IB ABI tests: its exported
+// Opening a built weft net plugin as NCCL opens it, for the plugins' ABI tests: its exported
 // tables, their ELF sizes, and whether a function pointer lands inside the plugin.
 #pragma once
 

@@ -2,12 +2,11 @@
 // the sizes and field positions of include/weft/net.h (checked through the ELF symbol sizes
 // and through fields read at their offsets), and the libnccl-net-socket.so name reaches it.
 #include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
 
 #include <cstring>
 #include <string>
 
+#include "tests/unit/net_plugin_abi.h"
 #include "tests/unit/plugin_test_support.h"
 
 namespace weft {
@@ -15,33 +14,9 @@ namespace {
 
 const std::string kPlugin = std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libweft-net-socket.so";
 
-class SocketAbi : public ::testing::Test {
+class SocketAbi : public test::PluginAbi {
  protected:
-  void SetUp() override {
-    handle_ = dlopen(kPlugin.c_str(), RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(handle_, nullptr) << dlerror();
-  }
-  void TearDown() override {
-    if (handle_) dlclose(handle_);
-  }
-  // The exported object and its ELF size.
-  const void* symbol(const char* name, size_t* size) {
-    void* p = dlsym(handle_, name);
-    if (p == nullptr) return nullptr;
-    Dl_info info;
-    void* extra = nullptr;
-    EXPECT_NE(dladdr1(p, &info, &extra, RTLD_DL_SYMENT), 0);
-    auto* sym = static_cast<const ElfW(Sym)*>(extra);
-    *size = sym ? sym->st_size : 0;
-    return p;
-  }
-  // Whether `fn` is code inside the plugin library.
-  bool inPlugin(const void* fn) {
-    Dl_info a, b;
-    void* self = dlsym(handle_, "ncclNetPlugin_v11");
-    return fn != nullptr && dladdr(fn, &a) && dladdr(self, &b) && a.dli_fbase == b.dli_fbase;
-  }
-  void* handle_ = nullptr;
+  SocketAbi() : PluginAbi(kPlugin) {}
 };
 
 TEST_F(SocketAbi, ExportsV11V10AndV8Only) {
