@@ -17,6 +17,8 @@
 namespace weft::connect {
 namespace {
 
+using test::linesOfRank;
+
 bool isConnectLine(const std::string& l) {
   return l.rfind("Tree ", 0) == 0 || l.rfind("Trees", 0) == 0 || l.rfind("Channel ", 0) == 0 ||
          l.rfind("Ring ", 0) == 0;
@@ -26,14 +28,6 @@ std::vector<std::string> connectPhase(const std::vector<std::string>& lines) {
   std::vector<std::string> out;
   for (const std::string& l : lines)
     if (isConnectLine(l)) out.push_back(l);
-  return out;
-}
-
-std::vector<std::string> linesOfRank(const std::vector<std::string>& captured, int rank) {
-  std::string prefix = "[" + std::to_string(rank) + "] NCCL INFO ";
-  std::vector<std::string> out;
-  for (const std::string& l : captured)
-    if (l.rfind(prefix, 0) == 0) out.push_back(l.substr(prefix.size()));
   return out;
 }
 

@@ -55,4 +55,12 @@ void WeftTest::TearDown() {
   capture_.reset();
 }
 
+std::vector<std::string> linesOfRank(const std::vector<std::string>& captured, int rank) {
+  std::string prefix = "[" + std::to_string(rank) + "] NCCL INFO ";
+  std::vector<std::string> out;
+  for (const std::string& l : captured)
+    if (l.rfind(prefix, 0) == 0) out.push_back(l.substr(prefix.size()));
+  return out;
+}
+
 }  // namespace weft::test

@@ -30,6 +30,9 @@ class LogCapture {
   log::Options saved_;
 };
 
+// The lines of `captured` that start with rank `rank`'s "[N] NCCL INFO " prefix, without it.
+std::vector<std::string> linesOfRank(const std::vector<std::string>& captured, int rank);
+
 // Base fixture: captures WARN lines and fails the test on any that were not expected.
 class WeftTest : public ::testing::Test {
  protected:

@@ -8,11 +8,14 @@
 #include <cstring>
 #include <functional>
 
+#include "tests/support/scoped_env.h"
 #include "tests/unit/net_plugin_abi.h"
 #include "tests/unit/plugin_test_support.h"
 
 namespace weft {
 namespace {
+
+using test::ScopedEnv;
 
 const std::string kIb = std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libweft-net-ib.so";
 
@@ -23,27 +26,6 @@ int rdmaDevices() {
   if (list != nullptr) ibv_free_device_list(list);
   return list != nullptr ? n : 0;
 }
-
-// Sets an environment variable for one test (the plugin reads its settings at discovery, when
-// the library is loaded: later tests load it afresh).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old != nullptr) saved_ = old;
-    hadValue_ = old != nullptr;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (hadValue_) setenv(name_, saved_.c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string saved_;
-  bool hadValue_ = false;
-};
 
 class IbAbi : public test::PluginAbi {
  protected:

@@ -7,11 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "tests/support/scoped_env.h"
 #include "tests/unit/net_plugin_abi.h"
 #include "tests/unit/plugin_test_support.h"
 
 namespace weft {
 namespace {
+
+using test::ScopedEnv;
 
 const std::string kOfi = std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libweft-net-ofi.so";
 
@@ -111,17 +114,6 @@ TEST_F(OfiLoader, PluginUnloadsAfterItsLastUser) {
   EXPECT_EQ(still, nullptr) << "libweft-net-ofi.so is still loaded";
   if (still != nullptr) dlclose(still);
 }
-
-// Sets an environment variable for one test (the plugin reads its settings at discovery, when
-// the library is loaded: later tests load it afresh).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
 
 TEST_F(OfiLoader, NoMatchingProviderMeansZeroDevicesAndOneInfoLine) {
   ScopedEnv efa("WEFT_OFI_PROVIDER", "efa");  // not on this machine
