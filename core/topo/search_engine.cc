@@ -694,7 +694,7 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
     if (g >= 0) tryGpu(graph, 0, backToNet, backToFirstRank, kReplay, time, net, n, g);
     return;
   }
-  if (graph.nChannels == 0 && sys_.count(NodeType::kNvs) == 0) {
+  if (graph.nChannels == 0 && !hasNvs_) {
     int t = kPciOrderBudget;
     tryGpu(graph, 0, backToNet, backToFirstRank, kPciOrder, &t, net, n, 0);
     if (t == -1) *time = -1;

@@ -23,9 +23,10 @@ TEST(PluginEnvironment, PolicyValuesAreExportedWithoutOverwritingTheEnvironment)
   unsetenv("NCCL_SOCKET_NTHREADS");
 }
 
-// Every setting a weft plugin reads is in the table under the name the plugin reads, so a YAML
-// key reaches it: the OFI provider list and registration mode, the IB address family.
-TEST(PluginEnvironment, WeftPluginSettingsFromThePolicyReachTheirPlugins) {
+// The weft plugins' own settings are in the table under the names the plugins read, so a
+// policy's value is exported under that name (that the OFI plugin then reads
+// WEFT_OFI_PROVIDER is checked in net_ofi_abi_test.cc).
+TEST(PluginEnvironment, WeftPluginSettingsFromThePolicyAreExportedUnderTheNamesPluginsRead) {
   const std::pair<const char*, const char*> values[] = {
       {"WEFT_OFI_PROVIDER", "efa,tcp"}, {"WEFT_OFI_MR", "always"}, {"WEFT_OFI_CONNECT_TIMEOUT", "5"},
       {"NCCL_IB_ADDR_FAMILY", "AF_INET6"}};
