@@ -125,8 +125,11 @@ Result<SimulatedNode> simulate(const TopoXml& xml, int index, int gpus, int rank
   WEFT_TRY(trimSystem(s, comm));
   WEFT_TRY(computePaths(s, o.params, &comm));
   searchInit(s);
-  logLines(systemBlock(s));
-  logLines(pathLines(s));
+  // Formatting every path line costs more than some searches: only when someone reads them.
+  if (log::processLogger().enabled(log::Level::kInfo, log::kGraph)) {
+    logLines(systemBlock(s));
+    logLines(pathLines(s));
+  }
   int offset = index * node.gpusPerNode;
   if (o.cache != nullptr && o.cache->valid) {
     node.graphs = shiftRanks(o.cache->graphs, offset - o.cache->rankOffset);

@@ -221,51 +221,55 @@ int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
 
 // The common case in integers: a plain path, links and bandwidth all exact. Checks every link
 // first; when one lacks the bandwidth NCCL would reserve the links before it and release them
-// again, which leaves exact links unchanged, so nothing is written. Anything not exact goes
-// to the float code.
+// again, which leaves exact links unchanged, so nothing is written. Returns kDone (reserved),
+// kShort (a link lacks the bandwidth: nothing changed) or kFloat (a float link, or a result
+// out of the exact range: the float code decides).
+// One cost on every link (the common case). m - kb in [0, kMilliLimit) says both that the
+// link has the bandwidth (m >= kb) and that the result stays exact; computed in unsigned
+// arithmetic so kSlow (the smallest int) wraps far out of range.
+__attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveUniform(const FastPath& path,
+                                                                                       int32_t kb) {
+  const int32_t* hops = path.hops;
+  const int n = path.count;
+  LinkBw* state = bw_.data();
+  const uint32_t ukb = static_cast<uint32_t>(kb);
+  int s = 0;
+  while (s < n && static_cast<uint32_t>(state[hops[s]].milli) - ukb < static_cast<uint32_t>(kMilliLimit)) ++s;
+  if (s == n) {
+    for (s = 0; s < n; ++s) state[hops[s]].milli -= kb;
+    return kDone;
+  }
+  const int32_t m = state[hops[s]].milli;
+  return m != kSlow && m < kb ? kShort : kFloat;
+}
+
+// The same with the 6/5 PCI cost on the PCI links of the path.
+__attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reservePci(const FastPath& path, int32_t kb,
+                                                                                   int32_t kbPci) {
+  const int32_t* hops = path.hops;
+  const int n = path.count;
+  LinkBw* state = bw_.data();
+  const uint64_t pci = path.pciHops;
+  for (int s = 0; s < n; ++s) {
+    const int32_t m = state[hops[s]].milli;
+    const int32_t k = (pci >> s) & 1 ? kbPci : kb;
+    if (m < k) return m != kSlow ? kShort : kFloat;
+    if (m - k >= kMilliLimit) return kFloat;
+  }
+  for (int s = 0; s < n; ++s) state[hops[s]].milli -= (pci >> s) & 1 ? kbPci : kb;
+  return kDone;
+}
+
+// Reserves (bw > 0) or releases (bw < 0) bw on every link of the path, as NCCL would; on a
+// shortfall nothing changes and the result is false. kb and kbPci are the exact forms of bw
+// and of its PCI cost (kSlow when there are none).
 __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastPath& path, float bw, int32_t kb,
                                                                       int32_t kbPci) {
   if (!path.plain) kb = kSlow;
   if (!path.pciOverhead) kbPci = kb;
   if (kb != kSlow && kbPci != kSlow) {
-    const int32_t* hops = path.hops;
-    const int n = path.count;
-    LinkBw* state = bw_.data();
-    if (!path.pciOverhead) {
-      // One cost on every link (the common case). m - kb in [0, kMilliLimit) says both that
-      // the link has the bandwidth (m >= kb) and that the result stays exact; computed in
-      // unsigned arithmetic so kSlow (the smallest int) wraps far out of range.
-      const uint32_t ukb = static_cast<uint32_t>(kb);
-      int s = 0;
-      while (s < n && static_cast<uint32_t>(state[hops[s]].milli) - ukb < static_cast<uint32_t>(kMilliLimit)) ++s;
-      if (s == n) {
-        for (s = 0; s < n; ++s) state[hops[s]].milli -= kb;
-        return true;
-      }
-      const int32_t m = state[hops[s]].milli;
-      if (m != kSlow && m < kb) return false;  // the first link that lacks the bandwidth
-      // Otherwise a float link, or a result out of range: the float code decides.
-    } else {
-      const uint64_t pci = path.pciHops;  // 6/5 on the PCI links
-      bool slow = false;
-      for (int s = 0; s < n; ++s) {
-        const int32_t m = state[hops[s]].milli;
-        const int32_t k = (pci >> s) & 1 ? kbPci : kb;
-        if (m < k) {
-          if (m != kSlow) return false;
-          slow = true;
-          break;
-        }
-        if (m - k >= kMilliLimit) {
-          slow = true;
-          break;
-        }
-      }
-      if (!slow) {
-        for (int s = 0; s < n; ++s) state[hops[s]].milli -= (pci >> s) & 1 ? kbPci : kb;
-        return true;
-      }
-    }
+    Exact e = path.pciOverhead ? reservePci(path, kb, kbPci) : reserveUniform(path, kb);
+    if (e != kFloat) return e == kDone;
   }
   int steps = followLinks(path, path.count, bw);
   if (steps < path.count) {
@@ -322,6 +326,80 @@ __attribute__((always_inline)) inline void SearchEngine::tryGpu(Graph& graph, in
   if (fromType != -1) followPath(graph, from, fromIndex, NodeType::kGpu, g, -1);
 }
 
+void SearchEngine::prepareGpuSteps(const Graph& graph) {
+  intraKb_ = exactMilli(graph.bwIntra);
+  intraKbPci_ = exactMilli(graph.bwIntra * 6 / 5);
+  const bool tree = isTree(graph.pattern);
+  gpuStep_.assign(static_cast<size_t>(ngpus_ * ngpus_), kNoStep);
+  for (int g = 0; g < ngpus_; ++g) {
+    for (int c = 0; c < ngpus_; ++c) {
+      const FastPath& p = fastPath(NodeType::kGpu, g, NodeType::kGpu, c);
+      GpuStep mode = kGeneral;
+      if (p.type >= val(PathType::kDis) || p.type > graph.typeIntra || (tree && p.revType > graph.typeIntra))
+        mode = kNoStep;
+      else if (p.plain && intraKb_ != kSlow && !p.pciOverhead)
+        mode = kUniform;
+      else if (p.plain && intraKb_ != kSlow && intraKbPci_ != kSlow)
+        mode = kPci;
+      gpuStep_[static_cast<size_t>(g * ngpus_ + c)] = mode;
+    }
+  }
+  if (!hasNvs_) return;
+  // nextGpus with an NVSwitch: the neighbours, each moved to the front in turn, so the last
+  // one tried first; the ones without a path (or the GPU itself) never qualify.
+  nvsPeers_.assign(static_cast<size_t>(ngpus_), {-1, -1});
+  for (int g = 0; g < ngpus_; ++g) {
+    int prevGpu = (g - 1 + ngpus_) % ngpus_;
+    int nextGpu = (g + 1) % ngpus_;
+    int first[2] = {nextGpu, -1};
+    if (graph.pattern == Pattern::kRing) first[1] = prevGpu;
+    else if (graph.pattern == Pattern::kSplitTree || graph.pattern == Pattern::kBalancedTree) first[0] = prevGpu, first[1] = nextGpu;
+    if (first[1] == first[0]) first[1] = -1;
+    int k = 0;
+    for (int f = 1; f >= 0; --f) {
+      int c = first[f];
+      if (c < 0 || c == g || fastPath(NodeType::kGpu, g, NodeType::kGpu, c).count == 0) continue;
+      nvsPeers_[static_cast<size_t>(g)][static_cast<size_t>(k++)] = c;
+    }
+  }
+}
+
+__attribute__((always_inline)) inline bool SearchEngine::reserveGpuStep(Graph& graph, int g, int c, GpuStep mode) {
+  const FastPath& p = fastPath(NodeType::kGpu, g, NodeType::kGpu, c);
+  Exact e = kFloat;
+  if (mode == kUniform) e = reserveUniform(p, intraKb_);
+  else if (mode == kPci) e = reservePci(p, intraKb_, intraKbPci_);
+  if (e == kFloat) return followPath(graph, NodeType::kGpu, g, NodeType::kGpu, c, 1);
+  if (e == kShort) return false;
+  graph.nHops += p.count;
+  return true;
+}
+
+__attribute__((always_inline)) inline void SearchEngine::releaseGpuStep(Graph& graph, int g, int c, GpuStep mode) {
+  const FastPath& p = fastPath(NodeType::kGpu, g, NodeType::kGpu, c);
+  Exact e = kFloat;
+  if (mode == kUniform) e = reserveUniform(p, -intraKb_);
+  else if (mode == kPci) e = reservePci(p, -intraKb_, -intraKbPci_);
+  if (e == kFloat) {
+    followPath(graph, NodeType::kGpu, g, NodeType::kGpu, c, -1);
+    return;
+  }
+  if (e == kDone) graph.nHops -= p.count;
+}
+
+// tryGpu for a step from GPU g to GPU c at the intra speed.
+__attribute__((always_inline)) inline void SearchEngine::tryGpuFromGpu(Graph& graph, int g, int c, int step,
+                                                                       int backToNet, int backToFirstRank, int order,
+                                                                       int* time) {
+  const GpuStep mode = static_cast<GpuStep>(gpuStep_[static_cast<size_t>(g * ngpus_ + c)]);
+  if (mode == kNoStep || !reserveGpuStep(graph, g, c, mode)) return;
+  const uint64_t flag = 1ull << graph.nChannels;
+  used_[static_cast<size_t>(c)] ^= flag;
+  recGpu(graph, c, step, backToNet, backToFirstRank, order, time);
+  used_[static_cast<size_t>(c)] ^= flag;
+  releaseGpuStep(graph, g, c, mode);
+}
+
 int SearchEngine::replayGpu(const Graph& graph, int step) const {
   if (graph.nChannels == 0) return -1;
   return sys_.gpuIndexOfRank(graph.rank(graph.nChannels - 1, step + 1));
@@ -371,9 +449,11 @@ void SearchEngine::recGpu(Graph& graph, int g, int step, int backToNet, int back
   } else if (step == backToFirstRank) {
     // Close the ring: back to the channel's first GPU.
     int p = sys_.gpuIndexOfRank(graph.rank(graph.nChannels, 0));
-    if (p >= 0 && followPath(graph, NodeType::kGpu, g, NodeType::kGpu, p, 1)) {
+    if (p < 0) return;
+    const GpuStep mode = static_cast<GpuStep>(gpuStep_[static_cast<size_t>(g * ngpus_ + p)]);
+    if (mode != kNoStep && reserveGpuStep(graph, g, p, mode)) {
       recGpu(graph, p, step + 1, backToNet, -1, order, time);
-      followPath(graph, NodeType::kGpu, g, NodeType::kGpu, p, -1);
+      releaseGpuStep(graph, g, p, mode);
     }
   } else {
     recGpu(graph, g, ngpus_, -1, -1, order, time);
@@ -446,8 +526,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
     int sortNet = backToNet == -1 ? 0 : backToNet == step + 1 ? 1 : -1;
     count = nextGpus(graph, g, sortNet, list);
   }
-  for (int i = 0; i < count; ++i)
-    tryGpu(graph, step + 1, backToNet, backToFirstRank, order, time, idx(NodeType::kGpu), g, list[i]);
+  for (int i = 0; i < count; ++i) tryGpuFromGpu(graph, g, list[i], step + 1, backToNet, backToFirstRank, order, time);
 }
 
 // ncclTopoSearchNextGpuSort: candidates by NIC bandwidth, PCI bandwidth, hops to the NIC, then
@@ -456,31 +535,12 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
 // sorted once; a step only filters out the GPUs this channel already uses.
 __attribute__((always_inline)) inline int SearchEngine::nextGpus(const Graph& graph, int g, int sortNet, int* next) {
   const uint64_t flag = 1ull << graph.nChannels;
-  auto usable = [&](int c) {
-    return c != g && fastPath(NodeType::kGpu, g, NodeType::kGpu, c).count != 0 &&
-           !(used_[static_cast<size_t>(c)] & flag);
-  };
   if (hasNvs_) {
-    // NVSwitches prefer a limited set of peers: the neighbours, each moved to the front in turn.
-    int prevGpu = (g - 1 + ngpus_) % ngpus_;
-    int nextGpu = (g + 1) % ngpus_;
-    int first[2];
-    int firstCount;
-    if (graph.pattern == Pattern::kRing) {
-      first[0] = nextGpu, first[1] = prevGpu, firstCount = 2;
-    } else if (graph.pattern == Pattern::kSplitTree || graph.pattern == Pattern::kBalancedTree) {
-      first[0] = prevGpu, first[1] = nextGpu, firstCount = 2;
-    } else {
-      first[0] = nextGpu, firstCount = 1;
-    }
-    if (nextGpu == prevGpu && firstCount == 2) firstCount = 1;
+    // NVSwitches prefer a limited set of peers (see prepareGpuSteps).
+    const std::array<int, 2>& peers = nvsPeers_[static_cast<size_t>(g)];
     int count = 0;
-    for (int f = 0; f < firstCount; ++f) {
-      if (!usable(first[f])) continue;
-      for (int i = count; i > 0; --i) next[i] = next[i - 1];
-      next[0] = first[f];
-      ++count;
-    }
+    for (int c : peers)
+      if (c >= 0 && !(used_[static_cast<size_t>(c)] & flag)) next[count++] = c;
     return count;
   }
   int net = -1;
@@ -709,7 +769,10 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
 }
 
 void SearchEngine::searchRec(Graph& graph, int* time) {
-  if (searchDepth_ == 0) loadLinkBw();
+  if (searchDepth_ == 0) {
+    loadLinkBw();
+    prepareGpuSteps(graph);
+  }
   ++searchDepth_;
   searchRecInner(graph, time);
   if (--searchDepth_ == 0) storeLinkBw();

@@ -48,6 +48,26 @@ class SearchEngine {
 
   bool followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult);
   bool followExact(const FastPath& path, float bw, int32_t kb, int32_t kbPci);
+  enum Exact { kDone, kShort, kFloat };
+  Exact reserveUniform(const FastPath& path, int32_t kb);
+  Exact reservePci(const FastPath& path, int32_t kb, int32_t kbPci);
+
+  // GPU -> GPU steps at the graph's intra speed, the bulk of every search: what each pair
+  // needs is decided once per search (searchRec at depth 0), when speed and types are fixed.
+  enum GpuStep : uint8_t {
+    kNoStep = 0,   // the path's type (or its reverse's, for trees) is not allowed, or no path
+    kUniform = 1,  // plain path, exact speed, one cost on every link
+    kPci = 2,      // plain path, exact speed, 6/5 on its PCI links
+    kGeneral = 3,  // anything else: followPath
+  };
+  void prepareGpuSteps(const Graph& graph);
+  bool reserveGpuStep(Graph& graph, int g, int c, GpuStep mode);
+  void releaseGpuStep(Graph& graph, int g, int c, GpuStep mode);
+  void tryGpuFromGpu(Graph& graph, int g, int c, int step, int backToNet, int backToFirstRank, int order, int* time);
+  std::vector<uint8_t> gpuStep_;  // GpuStep per (from, to) GPU pair
+  int32_t intraKb_ = 0, intraKbPci_ = 0;
+  // With an NVSwitch, the peers nextGpus tries from each GPU, in order (at most 2, -1: none).
+  std::vector<std::array<int, 2>> nvsPeers_;
   int followLinks(const FastPath& path, int maxSteps, float bw);
   void searchRecInner(Graph& graph, int* time);
 
