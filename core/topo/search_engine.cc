@@ -138,12 +138,17 @@ void SearchEngine::buildPathTables() {
           f.revType = val(revPaths[static_cast<size_t>(i1)].type);
           // GPU P2P through an Intel CPU root complex turns into 64-byte TLPs: more PCI bandwidth.
           f.pciOverhead = p.type == PathType::kPhb && f.fromGpu && p.viaIntelCpu;
-          f.plain = p.hops.size() <= 64;
+          f.plain = true;
+          std::vector<int32_t> coded;
           for (size_t s = 0; s < p.hops.size(); ++s) {
             const Link* l = p.hops[s];
             if (l->revCost == RevCost::kPowerNvlink || (l->revCost == RevCost::kPreAmpereGpu && !f.fromGpu))
               f.plain = false;
-            if (l->type == LinkType::kPci && s < 64) f.pciHops |= 1ull << s;
+            coded.push_back(hops[s] * 2 + (l->type == LinkType::kPci ? 1 : 0));
+          }
+          if (f.pciOverhead) {
+            pathHops_.push_back(std::move(coded));
+            f.coded = pathHops_.back().data();
           }
           // The integer path checks every link before it reserves any: only right when no link
           // appears twice (paths never repeat one, but the float code covers it if they do).
@@ -243,21 +248,23 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveU
   return m != kSlow && m < kb ? kShort : kFloat;
 }
 
-// The same with the 6/5 PCI cost on the PCI links of the path.
-__attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reservePci(const FastPath& path, int32_t kb,
-                                                                                   int32_t kbPci) {
-  const int32_t* hops = path.hops;
+// The same with the 6/5 PCI cost on the PCI links of the path: cost[0] on a link, cost[1] on a
+// PCI link.
+__attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reservePci(const FastPath& path,
+                                                                                   const int32_t* cost) {
+  const int32_t* hops = path.coded;
   const int n = path.count;
   LinkBw* state = bw_.data();
-  const uint64_t pci = path.pciHops;
-  for (int s = 0; s < n; ++s) {
-    const int32_t m = state[hops[s]].milli;
-    const int32_t k = (pci >> s) & 1 ? kbPci : kb;
-    if (m < k) return m != kSlow ? kShort : kFloat;
-    if (m - k >= kMilliLimit) return kFloat;
+  int s = 0;
+  while (s < n && static_cast<uint32_t>(state[hops[s] >> 1].milli) - static_cast<uint32_t>(cost[hops[s] & 1]) <
+                      static_cast<uint32_t>(kMilliLimit))
+    ++s;
+  if (s == n) {
+    for (s = 0; s < n; ++s) state[hops[s] >> 1].milli -= cost[hops[s] & 1];
+    return kDone;
   }
-  for (int s = 0; s < n; ++s) state[hops[s]].milli -= (pci >> s) & 1 ? kbPci : kb;
-  return kDone;
+  const int32_t m = state[hops[s] >> 1].milli;
+  return m != kSlow && m < cost[hops[s] & 1] ? kShort : kFloat;
 }
 
 // Reserves (bw > 0) or releases (bw < 0) bw on every link of the path, as NCCL would; on a
@@ -268,7 +275,8 @@ __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastP
   if (!path.plain) kb = kSlow;
   if (!path.pciOverhead) kbPci = kb;
   if (kb != kSlow && kbPci != kSlow) {
-    Exact e = path.pciOverhead ? reservePci(path, kb, kbPci) : reserveUniform(path, kb);
+    const int32_t cost[2] = {kb, kbPci};
+    Exact e = path.pciOverhead ? reservePci(path, cost) : reserveUniform(path, kb);
     if (e != kFloat) return e == kDone;
   }
   int steps = followLinks(path, path.count, bw);
@@ -326,23 +334,35 @@ __attribute__((always_inline)) inline void SearchEngine::tryGpu(Graph& graph, in
   if (fromType != -1) followPath(graph, from, fromIndex, NodeType::kGpu, g, -1);
 }
 
-void SearchEngine::prepareGpuSteps(const Graph& graph) {
-  intraKb_ = exactMilli(graph.bwIntra);
-  intraKbPci_ = exactMilli(graph.bwIntra * 6 / 5);
-  const bool tree = isTree(graph.pattern);
-  gpuStep_.assign(static_cast<size_t>(ngpus_ * ngpus_), kNoStep);
-  for (int g = 0; g < ngpus_; ++g) {
-    for (int c = 0; c < ngpus_; ++c) {
-      const FastPath& p = fastPath(NodeType::kGpu, g, NodeType::kGpu, c);
-      GpuStep mode = kGeneral;
-      if (p.type >= val(PathType::kDis) || p.type > graph.typeIntra || (tree && p.revType > graph.typeIntra))
-        mode = kNoStep;
-      else if (p.plain && intraKb_ != kSlow && !p.pciOverhead)
-        mode = kUniform;
-      else if (p.plain && intraKb_ != kSlow && intraKbPci_ != kSlow)
-        mode = kPci;
-      gpuStep_[static_cast<size_t>(g * ngpus_ + c)] = mode;
+void SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree) {
+  t.from = from;
+  t.to = to;
+  t.stride = sys_.count(to);
+  t.paths = tables_[idx(from)][idx(to)].paths.data();
+  const int32_t kb = exactMilli(bw), kbPci = exactMilli(bw * 6 / 5);
+  t.reserve[0] = kb, t.reserve[1] = kbPci;
+  t.release[0] = kb == kSlow ? kSlow : -kb, t.release[1] = kbPci == kSlow ? kSlow : -kbPci;
+  t.mode.assign(static_cast<size_t>(sys_.count(from) * t.stride), kNoStep);
+  for (int i1 = 0; i1 < sys_.count(from); ++i1) {
+    for (int i2 = 0; i2 < t.stride; ++i2) {
+      const FastPath& p = fastPath(from, i1, to, i2);
+      StepMode mode = kGeneral;
+      if (p.type >= val(PathType::kDis) || p.type > type || (tree && p.revType > type)) mode = kNoStep;
+      else if (p.plain && kb != kSlow && !p.pciOverhead) mode = kUniform;
+      else if (p.plain && kb != kSlow && kbPci != kSlow) mode = kPci;
+      t.mode[static_cast<size_t>(i1 * t.stride + i2)] = mode;
     }
+  }
+}
+
+void SearchEngine::prepareSearch(const Graph& graph) {
+  const bool tree = isTree(graph.pattern);
+  prepareSteps(gpuGpu_, NodeType::kGpu, NodeType::kGpu, graph.bwIntra, graph.typeIntra, tree);
+  if (sys_.inter) {
+    prepareSteps(netGpu_, NodeType::kNet, NodeType::kGpu, graph.bwInter, graph.typeInter, tree);
+    // Balanced trees put half of the NIC bandwidth on each of their first two GPUs.
+    float back = graph.pattern == Pattern::kBalancedTree ? graph.bwInter / 2 : graph.bwInter;
+    prepareSteps(gpuNet_, NodeType::kGpu, NodeType::kNet, back, graph.typeInter, tree);
   }
   if (!hasNvs_) return;
   // nextGpus with an NVSwitch: the neighbours, each moved to the front in turn, so the last
@@ -364,40 +384,43 @@ void SearchEngine::prepareGpuSteps(const Graph& graph) {
   }
 }
 
-__attribute__((always_inline)) inline bool SearchEngine::reserveGpuStep(Graph& graph, int g, int c, GpuStep mode) {
-  const FastPath& p = fastPath(NodeType::kGpu, g, NodeType::kGpu, c);
+// followPath(graph, t.from, i1, t.to, i2, 1) for a pair of mode `mode` (not kNoStep).
+__attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& graph, const StepTable& t, int i1, int i2,
+                                                                     StepMode mode) {
+  const FastPath& p = t.paths[i1 * t.stride + i2];
   Exact e = kFloat;
-  if (mode == kUniform) e = reserveUniform(p, intraKb_);
-  else if (mode == kPci) e = reservePci(p, intraKb_, intraKbPci_);
-  if (e == kFloat) return followPath(graph, NodeType::kGpu, g, NodeType::kGpu, c, 1);
+  if (mode == kUniform) e = reserveUniform(p, t.reserve[0]);
+  else if (mode == kPci) e = reservePci(p, t.reserve);
+  if (e == kFloat) return followPath(graph, t.from, i1, t.to, i2, 1);
   if (e == kShort) return false;
   graph.nHops += p.count;
   return true;
 }
 
-__attribute__((always_inline)) inline void SearchEngine::releaseGpuStep(Graph& graph, int g, int c, GpuStep mode) {
-  const FastPath& p = fastPath(NodeType::kGpu, g, NodeType::kGpu, c);
+// followPath(graph, t.from, i1, t.to, i2, -1) after reserveStep succeeded.
+__attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& graph, const StepTable& t, int i1, int i2,
+                                                                     StepMode mode) {
+  const FastPath& p = t.paths[i1 * t.stride + i2];
   Exact e = kFloat;
-  if (mode == kUniform) e = reserveUniform(p, -intraKb_);
-  else if (mode == kPci) e = reservePci(p, -intraKb_, -intraKbPci_);
+  if (mode == kUniform) e = reserveUniform(p, t.release[0]);
+  else if (mode == kPci) e = reservePci(p, t.release);
   if (e == kFloat) {
-    followPath(graph, NodeType::kGpu, g, NodeType::kGpu, c, -1);
+    followPath(graph, t.from, i1, t.to, i2, -1);
     return;
   }
   if (e == kDone) graph.nHops -= p.count;
 }
 
-// tryGpu for a step from GPU g to GPU c at the intra speed.
-__attribute__((always_inline)) inline void SearchEngine::tryGpuFromGpu(Graph& graph, int g, int c, int step,
-                                                                       int backToNet, int backToFirstRank, int order,
-                                                                       int* time) {
-  const GpuStep mode = static_cast<GpuStep>(gpuStep_[static_cast<size_t>(g * ngpus_ + c)]);
-  if (mode == kNoStep || !reserveGpuStep(graph, g, c, mode)) return;
+__attribute__((always_inline)) inline void SearchEngine::tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c,
+                                                                    int step, int backToNet, int backToFirstRank,
+                                                                    int order, int* time) {
+  const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + c)]);
+  if (mode == kNoStep || !reserveStep(graph, t, i1, c, mode)) return;
   const uint64_t flag = 1ull << graph.nChannels;
   used_[static_cast<size_t>(c)] ^= flag;
   recGpu(graph, c, step, backToNet, backToFirstRank, order, time);
   used_[static_cast<size_t>(c)] ^= flag;
-  releaseGpuStep(graph, g, c, mode);
+  releaseStep(graph, t, i1, c, mode);
 }
 
 int SearchEngine::replayGpu(const Graph& graph, int step) const {
@@ -450,10 +473,10 @@ void SearchEngine::recGpu(Graph& graph, int g, int step, int backToNet, int back
     // Close the ring: back to the channel's first GPU.
     int p = sys_.gpuIndexOfRank(graph.rank(graph.nChannels, 0));
     if (p < 0) return;
-    const GpuStep mode = static_cast<GpuStep>(gpuStep_[static_cast<size_t>(g * ngpus_ + p)]);
-    if (mode != kNoStep && reserveGpuStep(graph, g, p, mode)) {
+    const StepMode mode = static_cast<StepMode>(gpuGpu_.mode[static_cast<size_t>(g * ngpus_ + p)]);
+    if (mode != kNoStep && reserveStep(graph, gpuGpu_, g, p, mode)) {
       recGpu(graph, p, step + 1, backToNet, -1, order, time);
-      releaseGpuStep(graph, g, p, mode);
+      releaseStep(graph, gpuGpu_, g, p, mode);
     }
   } else {
     recGpu(graph, g, ngpus_, -1, -1, order, time);
@@ -494,13 +517,15 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
       if (step == 0) nextBackToNet = 1;
       graph.bwInter /= 2;
     }
-    bool ok = followPath(graph, NodeType::kGpu, g, NodeType::kNet, n, 1);
+    // (bwInter as followPath needs it, should a path need the float code.)
+    const StepMode mode = static_cast<StepMode>(gpuNet_.mode[static_cast<size_t>(g * gpuNet_.stride + n)]);
+    bool ok = mode != kNoStep && reserveStep(graph, gpuNet_, g, n, mode);
     graph.bwInter = saved;
     if (!ok) continue;
     graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)] = sys_.node(NodeType::kNet, n).id;
     recGpu(graph, g, step, nextBackToNet, backToFirstRank, order, time);
     if (graph.pattern == Pattern::kBalancedTree) graph.bwInter /= 2;
-    followPath(graph, NodeType::kGpu, g, NodeType::kNet, n, -1);
+    releaseStep(graph, gpuNet_, g, n, mode);
     graph.bwInter = saved;
   }
 }
@@ -526,7 +551,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
     int sortNet = backToNet == -1 ? 0 : backToNet == step + 1 ? 1 : -1;
     count = nextGpus(graph, g, sortNet, list);
   }
-  for (int i = 0; i < count; ++i) tryGpuFromGpu(graph, g, list[i], step + 1, backToNet, backToFirstRank, order, time);
+  for (int i = 0; i < count; ++i) tryGpuFrom(graph, gpuGpu_, g, list[i], step + 1, backToNet, backToFirstRank, order, time);
 }
 
 // ncclTopoSearchNextGpuSort: candidates by NIC bandwidth, PCI bandwidth, hops to the NIC, then
@@ -536,7 +561,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
 __attribute__((always_inline)) inline int SearchEngine::nextGpus(const Graph& graph, int g, int sortNet, int* next) {
   const uint64_t flag = 1ull << graph.nChannels;
   if (hasNvs_) {
-    // NVSwitches prefer a limited set of peers (see prepareGpuSteps).
+    // NVSwitches prefer a limited set of peers (see prepareSearch).
     const std::array<int, 2>& peers = nvsPeers_[static_cast<size_t>(g)];
     int count = 0;
     for (int c : peers)
@@ -741,37 +766,36 @@ void SearchEngine::recNetHeads(Graph& graph, int n, int backToNet, int backToFir
   int rank = sys_.node(NodeType::kGpu, gpu).gpu.rank;
   for (int c = 0; c < graph.nChannels; ++c)
     if (graph.rank(c, 0) == rank) return;
-  tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, idx(NodeType::kNet), n, gpu);
+  tryGpuFrom(graph, netGpu_, n, gpu, 0, backToNet, backToFirstRank, kFree, time);
   *found = true;
 }
 
 // Starts a channel at NIC n: replay the previous channel, or try the PCI order (first channel,
 // no NVSwitch), the NIC's own GPU, then the other closest GPUs.
 void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToFirstRank, int* time) {
-  const int net = idx(NodeType::kNet);
   if (graph.nChannels > 0 && graph.sameChannels == 1) {
     int g = replayGpu(graph, -1);
-    if (g >= 0) tryGpu(graph, 0, backToNet, backToFirstRank, kReplay, time, net, n, g);
+    if (g >= 0) tryGpuFrom(graph, netGpu_, n, g, 0, backToNet, backToFirstRank, kReplay, time);
     return;
   }
   if (graph.nChannels == 0 && !hasNvs_) {
     int t = kPciOrderBudget;
-    tryGpu(graph, 0, backToNet, backToFirstRank, kPciOrder, &t, net, n, 0);
+    tryGpuFrom(graph, netGpu_, n, 0, 0, backToNet, backToFirstRank, kPciOrder, &t);
     if (t == -1) *time = -1;
   }
   int localGpu = sys_.node(NodeType::kNet, n).net.localGpu;
-  if (localGpu != -1) tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, net, n, localGpu);
+  if (localGpu != -1) tryGpuFrom(graph, netGpu_, n, localGpu, 0, backToNet, backToFirstRank, kFree, time);
   PathType type;
   const std::vector<int>& gpus = netLocalGpus(n, &type);
   if (type == PathType::kDis) return;
   for (int g : gpus)
-    if (g != localGpu) tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, net, n, g);
+    if (g != localGpu) tryGpuFrom(graph, netGpu_, n, g, 0, backToNet, backToFirstRank, kFree, time);
 }
 
 void SearchEngine::searchRec(Graph& graph, int* time) {
   if (searchDepth_ == 0) {
     loadLinkBw();
-    prepareGpuSteps(graph);
+    prepareSearch(graph);
   }
   ++searchDepth_;
   searchRecInner(graph, time);

@@ -38,7 +38,7 @@ class SearchEngine {
     bool fromGpu = false;
     bool intra = false;      // both ends GPU/NVS: uses the graph's intra speed and type
     bool plain = false;      // nothing in reverse, no link twice, at most 64 links
-    uint64_t pciHops = 0;    // bit s: link s is a PCI link (costs 6/5 when pciOverhead)
+    const int32_t* coded = nullptr;  // with pciOverhead: 2 * link index + (1 if a PCI link)
   };
   void buildPathTables();
   const FastPath& fastPath(NodeType t1, int i1, NodeType t2, int i2) const {
@@ -50,22 +50,33 @@ class SearchEngine {
   bool followExact(const FastPath& path, float bw, int32_t kb, int32_t kbPci);
   enum Exact { kDone, kShort, kFloat };
   Exact reserveUniform(const FastPath& path, int32_t kb);
-  Exact reservePci(const FastPath& path, int32_t kb, int32_t kbPci);
+  Exact reservePci(const FastPath& path, const int32_t* cost);
 
-  // GPU -> GPU steps at the graph's intra speed, the bulk of every search: what each pair
-  // needs is decided once per search (searchRec at depth 0), when speed and types are fixed.
-  enum GpuStep : uint8_t {
+  // The steps the recursion takes all the time (GPU -> GPU at the intra speed, NET -> GPU and
+  // GPU -> NET at the inter speed): what each pair needs is decided once per search (searchRec
+  // at depth 0), when speeds and types are fixed.
+  enum StepMode : uint8_t {
     kNoStep = 0,   // the path's type (or its reverse's, for trees) is not allowed, or no path
     kUniform = 1,  // plain path, exact speed, one cost on every link
     kPci = 2,      // plain path, exact speed, 6/5 on its PCI links
     kGeneral = 3,  // anything else: followPath
   };
-  void prepareGpuSteps(const Graph& graph);
-  bool reserveGpuStep(Graph& graph, int g, int c, GpuStep mode);
-  void releaseGpuStep(Graph& graph, int g, int c, GpuStep mode);
-  void tryGpuFromGpu(Graph& graph, int g, int c, int step, int backToNet, int backToFirstRank, int order, int* time);
-  std::vector<uint8_t> gpuStep_;  // GpuStep per (from, to) GPU pair
-  int32_t intraKb_ = 0, intraKbPci_ = 0;
+  struct StepTable {
+    NodeType from = NodeType::kGpu, to = NodeType::kGpu;
+    int stride = 0;
+    const FastPath* paths = nullptr;  // tables_[from][to]
+    std::vector<uint8_t> mode;  // StepMode per (from, to) pair
+    int32_t reserve[2] = {0, 0};  // exact cost of a link, of a PCI link (6/5)
+    int32_t release[2] = {0, 0};  // their negations
+  };
+  void prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
+  bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
+  void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
+  void prepareSearch(const Graph& graph);
+  // tryGpu from GPU (table gpuGpu_) or NET (table netGpu_) i1 to GPU c.
+  void tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c, int step, int backToNet, int backToFirstRank,
+                  int order, int* time);
+  StepTable gpuGpu_, netGpu_, gpuNet_;
   // With an NVSwitch, the peers nextGpus tries from each GPU, in order (at most 2, -1: none).
   std::vector<std::array<int, 2>> nvsPeers_;
   int followLinks(const FastPath& path, int maxSteps, float bw);
