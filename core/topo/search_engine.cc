@@ -207,6 +207,17 @@ void SearchEngine::storeLinkBw() {
 // `path`; returns how many it could reserve.
 int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
   const float pciBw = path.pciOverhead ? bw * 6 / 5 : bw;
+  if (path.plain) {
+    // Nothing in reverse (see buildPathTables); the PCI links are known from path.coded.
+    for (int step = 0; step < maxSteps; ++step) {
+      const int h = path.hops[step];
+      const float fwBw = path.pciOverhead && (path.coded[step] & 1) ? pciBw : bw;
+      const float cur = linkBw(h);
+      if (cur < fwBw) return step;
+      setLinkBw(h, cur, fwBw);
+    }
+    return maxSteps;
+  }
   for (int step = 0; step < maxSteps; ++step) {
     const int h = path.hops[step];
     const Link* link = links_[static_cast<size_t>(h)];
@@ -279,6 +290,11 @@ __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastP
     Exact e = path.pciOverhead ? reservePci(path, cost) : reserveUniform(path, kb);
     if (e != kFloat) return e == kDone;
   }
+  return followFloat(path, bw);
+}
+
+// NCCL's followPath on the float values of the links: all or nothing.
+bool SearchEngine::followFloat(const FastPath& path, float bw) {
   int steps = followLinks(path, path.count, bw);
   if (steps < path.count) {
     followLinks(path, steps, -bw);
@@ -340,6 +356,7 @@ void SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float 
   t.stride = sys_.count(to);
   t.paths = tables_[idx(from)][idx(to)].paths.data();
   const int32_t kb = exactMilli(bw), kbPci = exactMilli(bw * 6 / 5);
+  t.bw = bw;
   t.reserve[0] = kb, t.reserve[1] = kbPci;
   t.release[0] = kb == kSlow ? kSlow : -kb, t.release[1] = kbPci == kSlow ? kSlow : -kbPci;
   t.mode.assign(static_cast<size_t>(sys_.count(from) * t.stride), kNoStep);
@@ -391,8 +408,10 @@ __attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& grap
   Exact e = kFloat;
   if (mode == kUniform) e = reserveUniform(p, t.reserve[0]);
   else if (mode == kPci) e = reservePci(p, t.reserve);
-  if (e == kFloat) return followPath(graph, t.from, i1, t.to, i2, 1);
-  if (e == kShort) return false;
+  else return followPath(graph, t.from, i1, t.to, i2, 1);
+  // A float link (or a result out of the exact range): what followPath would do from here.
+  if (e == kFloat && followFloat(p, t.bw)) e = kDone;
+  if (e != kDone) return false;
   graph.nHops += p.count;
   return true;
 }
@@ -404,10 +423,11 @@ __attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& grap
   Exact e = kFloat;
   if (mode == kUniform) e = reserveUniform(p, t.release[0]);
   else if (mode == kPci) e = reservePci(p, t.release);
-  if (e == kFloat) {
+  else {
     followPath(graph, t.from, i1, t.to, i2, -1);
     return;
   }
+  if (e == kFloat && followFloat(p, -t.bw)) e = kDone;
   if (e == kDone) graph.nHops -= p.count;
 }
 

@@ -66,6 +66,7 @@ class SearchEngine {
     int stride = 0;
     const FastPath* paths = nullptr;  // tables_[from][to]
     std::vector<uint8_t> mode;  // StepMode per (from, to) pair
+    float bw = 0;                 // the bandwidth a step reserves
     int32_t reserve[2] = {0, 0};  // exact cost of a link, of a PCI link (6/5)
     int32_t release[2] = {0, 0};  // their negations
   };
@@ -80,6 +81,7 @@ class SearchEngine {
   // With an NVSwitch, the peers nextGpus tries from each GPU, in order (at most 2, -1: none).
   std::vector<std::array<int, 2>> nvsPeers_;
   int followLinks(const FastPath& path, int maxSteps, float bw);
+  bool followFloat(const FastPath& path, float bw);
   void searchRecInner(Graph& graph, int* time);
 
   // Link bandwidths during a search. NCCL keeps them as floats and rounds every update to
