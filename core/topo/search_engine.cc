@@ -77,12 +77,19 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
     netIds_.push_back(n.id);
     netKeys_.push_back(NetKey{n.id, n.net.asic, n.net.port});
   }
+  // What netIndex(id) gave: the first NET with the id (netAt_ holds it for graph.inter).
+  for (size_t n = 0; n < netIds_.size(); ++n)
+    firstNetIndex_.push_back(static_cast<int>(std::find(netIds_.begin(), netIds_.end(), netIds_[n]) - netIds_.begin()));
+  netAt_.assign(static_cast<size_t>(kMaxChannels * 2), -1);
   // NET indices sharing a physical port (same ASIC and port): they share its bandwidth.
-  samePort_.resize(netKeys_.size());
-  for (size_t a = 0; a < netKeys_.size(); ++a)
+  for (size_t a = 0; a < netKeys_.size(); ++a) {
+    samePortStart_.push_back(static_cast<int>(samePortList_.size()));
     for (size_t b = 0; b < netKeys_.size(); ++b)
       if (netKeys_[a].asic == netKeys_[b].asic && netKeys_[a].port == netKeys_[b].port)
-        samePort_[a].push_back(static_cast<int>(b));
+        samePortList_.push_back(static_cast<int>(b));
+  }
+  samePortStart_.push_back(static_cast<int>(samePortList_.size()));
+  for (const Node& n : sys_.nodes(NodeType::kNet)) netLocalGpu_.push_back(n.net.localGpu);
   sortedCache_.resize(static_cast<size_t>(ngpus_ * (nets + 1)));
   selectNetsCache_.resize(static_cast<size_t>(kPathTypes * (ngpus_ + 1)));
   sameRailCache_.resize(static_cast<size_t>(kPathTypes * ngpus_ * nets));
@@ -192,6 +199,8 @@ void SearchEngine::setLinkBw(int i, float a, float b) {
 }
 
 void SearchEngine::loadLinkBw() {
+  netBw_.clear();
+  for (const Node& n : sys_.nodes(NodeType::kNet)) netBw_.push_back(n.net.bw);
   bw_.resize(links_.size());
   for (size_t i = 0; i < links_.size(); ++i) {
     bw_[i].milli = exactMilli(links_[i]->bw);
@@ -200,6 +209,8 @@ void SearchEngine::loadLinkBw() {
 }
 
 void SearchEngine::storeLinkBw() {
+  auto& nets = sys_.nodes(NodeType::kNet);
+  for (size_t n = 0; n < nets.size(); ++n) nets[n].net.bw = netBw_[n];
   for (size_t i = 0; i < links_.size(); ++i) links_[i]->bw = linkBw(static_cast<int>(i));
 }
 
@@ -376,6 +387,9 @@ void SearchEngine::prepareSearch(const Graph& graph) {
   const bool tree = isTree(graph.pattern);
   prepareSteps(gpuGpu_, NodeType::kGpu, NodeType::kGpu, graph.bwIntra, graph.typeIntra, tree);
   if (sys_.inter) {
+    // selectNets for every GPU (and -1) at this typeInter, as the hot steps ask for it.
+    selNets_.clear();
+    for (int g = -1; g < ngpus_; ++g) selNets_.push_back(&selectNets(graph.typeInter, g));
     prepareSteps(netGpu_, NodeType::kNet, NodeType::kGpu, graph.bwInter, graph.typeInter, tree);
     // Balanced trees put half of the NIC bandwidth on each of their first two GPUs.
     float back = graph.pattern == Pattern::kBalancedTree ? graph.bwInter / 2 : graph.bwInter;
@@ -504,7 +518,7 @@ void SearchEngine::recGpu(Graph& graph, int g, int step, int backToNet, int back
 }
 
 void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstRank, int order, int* time) {
-  int startNet = netIndex(graph.inter[static_cast<size_t>(graph.nChannels * 2)]);
+  int startNet = netAt_[static_cast<size_t>(graph.nChannels * 2)];
   if (startNet < 0) return;
   // Iterate only the NICs checkNet can accept, in the same order: a required NIC when the
   // pattern names one, else the start NIC's port without cross-NIC, else all of them.
@@ -512,20 +526,21 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
   if (graph.pattern == Pattern::kTree) {
     required = startNet;
   } else if (graph.pattern == Pattern::kRing && graph.crossNic == 2 && (graph.nChannels & 1)) {
-    required = netIndex(graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2)]);
+    required = netAt_[static_cast<size_t>((graph.nChannels - 1) * 2)];
     if (required < 0) required = -2;
   } else if (graph.pattern == Pattern::kBalancedTree && step != 0) {
-    required = netIndex(graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)]);
+    required = netAt_[static_cast<size_t>(graph.nChannels * 2 + 1)];
     if (required < 0) required = -2;
   }
   int one[1] = {required};
   std::span<const int> nets;
   if (required >= 0) {
-    if (inSelectNets(graph.typeInter, g, required)) nets = std::span<const int>(one, 1);
+    const std::vector<int>& sel = *selNets_[static_cast<size_t>(g + 1)];
+    if (std::find(sel.begin(), sel.end(), required) != sel.end()) nets = std::span<const int>(one, 1);
   } else if (required == -1 && graph.crossNic == 0) {
     nets = sameRailNets(graph.typeInter, g, startNet);
   } else {
-    nets = selectNets(graph.typeInter, g);
+    nets = *selNets_[static_cast<size_t>(g + 1)];
   }
   if (required < -1) return;
   for (int n : nets) {
@@ -542,7 +557,8 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
     bool ok = mode != kNoStep && reserveStep(graph, gpuNet_, g, n, mode);
     graph.bwInter = saved;
     if (!ok) continue;
-    graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)] = sys_.node(NodeType::kNet, n).id;
+    graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)] = netIds_[static_cast<size_t>(n)];
+    netAt_[static_cast<size_t>(graph.nChannels * 2 + 1)] = firstNetIndex_[static_cast<size_t>(n)];
     recGpu(graph, g, step, nextBackToNet, backToFirstRank, order, time);
     if (graph.pattern == Pattern::kBalancedTree) graph.bwInter /= 2;
     releaseStep(graph, gpuNet_, g, n, mode);
@@ -589,7 +605,7 @@ __attribute__((always_inline)) inline int SearchEngine::nextGpus(const Graph& gr
     return count;
   }
   int net = -1;
-  if (sortNet != 0) net = netIndex(graph.inter[static_cast<size_t>(graph.nChannels * 2)]);
+  if (sortNet != 0) net = netAt_[static_cast<size_t>(graph.nChannels * 2)];
   const std::vector<Candidate>& order = sortedCandidates(g, net);
   int count = 0;
   bool sameIntra = true;
@@ -629,16 +645,17 @@ const std::vector<SearchEngine::Candidate>& SearchEngine::sortedCandidates(int g
   return slot.order;
 }
 
-bool SearchEngine::inSelectNets(int typeInter, int g, int n) {
-  const std::vector<int>& nets = selectNets(typeInter, g);
-  return std::find(nets.begin(), nets.end(), n) != nets.end();
-}
-
-const std::vector<int>& SearchEngine::sameRailNets(int typeInter, int g, int startNet) {
+__attribute__((always_inline)) inline const std::vector<int>& SearchEngine::sameRailNets(int typeInter, int g,
+                                                                                       int startNet) {
   typeInter = std::clamp(typeInter, 0, kPathTypes - 1);
   NetList& slot =
       sameRailCache_[static_cast<size_t>((typeInter * ngpus_ + g) * static_cast<int>(netKeys_.size()) + startNet)];
   if (slot.filled) return slot.nets;
+  fillSameRailNets(slot, typeInter, g, startNet);
+  return slot.nets;
+}
+
+void SearchEngine::fillSameRailNets(NetList& slot, int typeInter, int g, int startNet) {
   std::vector<int> out;
   const NetKey& start = netKeys_[static_cast<size_t>(startNet)];
   for (int n : selectNets(typeInter, g)) {
@@ -647,21 +664,6 @@ const std::vector<int>& SearchEngine::sameRailNets(int typeInter, int g, int sta
   }
   slot.nets = std::move(out);
   slot.filled = true;
-  return slot.nets;
-}
-
-int SearchEngine::netIndex(int64_t id) const {
-  if (id == lastNetId_) return lastNetIndex_;
-  int found = -1;
-  for (size_t i = 0; i < netIds_.size(); ++i) {
-    if (netIds_[i] == id) {
-      found = static_cast<int>(i);
-      break;
-    }
-  }
-  lastNetId_ = id;
-  lastNetIndex_ = found;
-  return found;
 }
 
 void SearchEngine::tryNvls(Graph& graph, int g, int* time) {
@@ -722,7 +724,8 @@ void SearchEngine::tryCollnetDirect(Graph& graph, int g, int* time) {
   }
 }
 
-bool SearchEngine::checkNet(const Graph& graph, int startNet, int n, int step) const {
+__attribute__((always_inline)) inline bool SearchEngine::checkNet(const Graph& graph, int startNet, int n,
+                                                                  int step) const {
   const NetKey& net = netKeys_[static_cast<size_t>(n)];
   const NetKey& start = netKeys_[static_cast<size_t>(startNet)];
   if (graph.pattern == Pattern::kTree && net.id != start.id) return false;  // trees are symmetric
@@ -739,13 +742,14 @@ bool SearchEngine::checkNet(const Graph& graph, int startNet, int n, int step) c
 }
 
 void SearchEngine::reserveNetBw(int n, int bw) {
-  auto& nets = sys_.nodes(NodeType::kNet);
-  for (int i : samePort_[static_cast<size_t>(n)]) nets[static_cast<size_t>(i)].net.bw -= static_cast<float>(bw);
+  const int* same = samePortList_.data() + samePortStart_[static_cast<size_t>(n)];
+  const int* end = samePortList_.data() + samePortStart_[static_cast<size_t>(n) + 1];
+  for (; same != end; ++same) netBw_[static_cast<size_t>(*same)] -= static_cast<float>(bw);
 }
 
 void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int* time) {
   const int bw = static_cast<int>(graph.bwInter);  // NCCL truncates the NIC bandwidth check to int
-  const std::vector<int>& nets = selectNets(graph.typeInter, -1);
+  const std::vector<int>& nets = *selNets_[0];
   int netCount = static_cast<int>(nets.size());
   bool found = false;
   bool heads = graph.pattern == Pattern::kNvls || graph.pattern == Pattern::kCollnetDirect;
@@ -755,11 +759,12 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
     int n = nets[static_cast<size_t>(at)];
     const Node& net = sys_.node(NodeType::kNet, n);
     if (graph.collNet && net.net.collSupport == 0) continue;
-    if (net.net.bw < static_cast<float>(bw)) continue;
+    if (netBw_[static_cast<size_t>(n)] < static_cast<float>(bw)) continue;
     if (graph.pattern == Pattern::kRing && graph.crossNic == 2 && (graph.nChannels & 1) &&
         net.id != graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2 + 1)])
       continue;
     graph.inter[static_cast<size_t>(graph.nChannels * 2)] = net.id;
+    netAt_[static_cast<size_t>(graph.nChannels * 2)] = firstNetIndex_[static_cast<size_t>(n)];
     graph.latencyInter = net.net.latency;
     reserveNetBw(n, bw);
     if (heads) {
@@ -803,7 +808,7 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
     tryGpuFrom(graph, netGpu_, n, 0, 0, backToNet, backToFirstRank, kPciOrder, &t);
     if (t == -1) *time = -1;
   }
-  int localGpu = sys_.node(NodeType::kNet, n).net.localGpu;
+  int localGpu = netLocalGpu_[static_cast<size_t>(n)];
   if (localGpu != -1) tryGpuFrom(graph, netGpu_, n, localGpu, 0, backToNet, backToFirstRank, kFree, time);
   PathType type;
   const std::vector<int>& gpus = netLocalGpus(n, &type);

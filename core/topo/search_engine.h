@@ -144,13 +144,13 @@ class SearchEngine {
   // Lists that depend only on paths, computed once per search.
   const std::vector<int>& selectNets(int typeInter, int gpu);
   const std::vector<int>& sameRailNets(int typeInter, int gpu, int startNet);
-  bool inSelectNets(int typeInter, int gpu, int n);
+  std::vector<const std::vector<int>*> selNets_;  // selectNets(typeInter, g) at index g + 1, per search
   const std::vector<int>& netLocalGpus(int n, PathType* pathType);
   int gpuPciBw(int g) const { return gpuPciBw_[static_cast<size_t>(g)]; }
-  int netIndex(int64_t id) const;
-  // netIndex's last answer: a step asks for the same NIC (its channel's) again and again.
-  mutable int64_t lastNetId_ = -1;
-  mutable int lastNetIndex_ = -1;
+  // The NET index of each id the search wrote to graph.inter (same slots): the first NET with
+  // that id, so that the hot steps never search the NET ids.
+  std::vector<int> netAt_;
+  std::vector<int> firstNetIndex_;
 
   // Next-GPU candidates of GPU g in search order when heading back to NIC `net` (-1: none).
   struct Candidate {
@@ -187,13 +187,17 @@ class SearchEngine {
     int port;
   };
   std::vector<NetKey> netKeys_;  // a NIC port's identity, packed for the hot checks
-  std::vector<std::vector<int>> samePort_;
+  // NETs sharing each NET's physical port: samePortList_[samePortStart_[n] .. [n + 1]).
+  std::vector<int> samePortStart_, samePortList_;
+  std::vector<int> netLocalGpu_;
+  std::vector<float> netBw_;  // NIC bandwidths during a search (written back with the links)
   // Lists computed on first use, in flat tables sized once (references to them stay valid):
   // selectNets by (path type, GPU or -1), sameRailNets by (path type, GPU, start NIC).
   struct NetList {
     bool filled = false;
     std::vector<int> nets;
   };
+  void fillSameRailNets(NetList& slot, int typeInter, int g, int startNet);
   static constexpr int kPathTypes = 12;  // PathType values 0..DIS
   std::vector<NetList> sameRailCache_;
   std::vector<SortedSlot> sortedCache_;
