@@ -381,6 +381,29 @@ void SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float 
       t.mode[static_cast<size_t>(i1 * t.stride + i2)] = mode;
     }
   }
+  // The link all allowed steps from i1 start with, when there is one (a GPU's step to itself is
+  // never tried).
+  t.firstHop.assign(static_cast<size_t>(sys_.count(from)), -1);
+  for (int i1 = 0; i1 < sys_.count(from) && kb > 0; ++i1) {
+    int first = -1;
+    for (int i2 = 0; i2 < t.stride && first != -2; ++i2) {
+      if ((from == to && i1 == i2) || t.mode[static_cast<size_t>(i1 * t.stride + i2)] == kNoStep) continue;
+      const FastPath& p = t.paths[i1 * t.stride + i2];
+      if (p.count == 0) first = -2;
+      else if (first == -1) first = p.hops[0];
+      else if (first != p.hops[0]) first = -2;
+    }
+    t.firstHop[static_cast<size_t>(i1)] = first < 0 ? -1 : first;
+  }
+}
+
+// True when every step from i1 must fail: the link they all start with is exact and lacks the
+// bandwidth, so NCCL would fail each on that link before changing anything.
+__attribute__((always_inline)) inline bool SearchEngine::allShort(const StepTable& t, int i1) const {
+  const int first = t.firstHop[static_cast<size_t>(i1)];
+  if (first < 0) return false;
+  const int32_t m = bw_[static_cast<size_t>(first)].milli;
+  return m != kSlow && m < t.reserve[0];
 }
 
 void SearchEngine::prepareSearch(const Graph& graph) {
@@ -568,6 +591,7 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
 
 __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order,
                                int* time) {
+  if (allShort(gpuGpu_, g)) return;
   // Candidate lists live in per-depth slices of the engine, not in the (deep) recursion's frames.
   if (static_cast<size_t>(depth_) == nextSlices_.size())
     nextSlices_.push_back(std::make_unique<int[]>(static_cast<size_t>(std::max(ngpus_, 1))));

@@ -69,7 +69,9 @@ class SearchEngine {
     float bw = 0;                 // the bandwidth a step reserves
     int32_t reserve[2] = {0, 0};  // exact cost of a link, of a PCI link (6/5)
     int32_t release[2] = {0, 0};  // their negations
+    std::vector<int> firstHop;    // per from-index: the first link of all its allowed steps, or -1
   };
+  bool allShort(const StepTable& t, int i1) const;
   void prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
   bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
   void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
