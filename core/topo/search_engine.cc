@@ -419,7 +419,7 @@ void SearchEngine::prepareSearch(const Graph& graph) {
     prepareSteps(gpuNet_, NodeType::kGpu, NodeType::kNet, back, graph.typeInter, tree);
   }
   if (!hasNvs_) return;
-  // nextGpus with an NVSwitch: the neighbours, each moved to the front in turn, so the last
+  // nextGpuStep with an NVSwitch: the neighbours, each moved to the front in turn, so the last
   // one tried first; the ones without a path (or the GPU itself) never qualify.
   nvsPeers_.assign(static_cast<size_t>(ngpus_), {-1, -1});
   for (int g = 0; g < ngpus_; ++g) {
@@ -589,59 +589,55 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
   }
 }
 
-__attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order,
-                               int* time) {
+// The next GPUs to try from g. The candidates are filtered on used_ as they are tried: every try
+// gives used_ back as it found it, so that equals filtering them all first, as NCCL does.
+__attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet,
+                                                                     int backToFirstRank, int order, int* time) {
   if (allShort(gpuGpu_, g)) return;
-  // Candidate lists live in per-depth slices of the engine, not in the (deep) recursion's frames.
-  if (static_cast<size_t>(depth_) == nextSlices_.size())
-    nextSlices_.push_back(std::make_unique<int[]>(static_cast<size_t>(std::max(ngpus_, 1))));
-  int* list = nextSlices_[static_cast<size_t>(depth_)].get();
-  struct DepthGuard {
-    int& d;
-    explicit DepthGuard(int& depth) : d(depth) { ++d; }
-    ~DepthGuard() { --d; }
-  } guard(depth_);
-  int count = 1;
   if (order == kPciOrder) {
-    list[0] = step + 1;
-  } else if (order == kReplay) {
-    list[0] = replayGpu(graph, step);
-    if (list[0] < 0) return;
-  } else {
-    int sortNet = backToNet == -1 ? 0 : backToNet == step + 1 ? 1 : -1;
-    count = nextGpus(graph, g, sortNet, list);
+    tryGpuFrom(graph, gpuGpu_, g, step + 1, step + 1, backToNet, backToFirstRank, order, time);
+    return;
   }
-  for (int i = 0; i < count; ++i) tryGpuFrom(graph, gpuGpu_, g, list[i], step + 1, backToNet, backToFirstRank, order, time);
-}
-
-// ncclTopoSearchNextGpuSort: candidates by NIC bandwidth, PCI bandwidth, hops to the NIC, then
-// GPU bandwidth and hops, then distance in index order. With an NVSwitch, only the index
-// neighbours are tried. The sort keys depend only on paths, so each (GPU, NIC) order is
-// sorted once; a step only filters out the GPUs this channel already uses.
-__attribute__((always_inline)) inline int SearchEngine::nextGpus(const Graph& graph, int g, int sortNet, int* next) {
+  if (order == kReplay) {
+    const int c = replayGpu(graph, step);
+    if (c >= 0) tryGpuFrom(graph, gpuGpu_, g, c, step + 1, backToNet, backToFirstRank, order, time);
+    return;
+  }
   const uint64_t flag = 1ull << graph.nChannels;
   if (hasNvs_) {
     // NVSwitches prefer a limited set of peers (see prepareSearch).
-    const std::array<int, 2>& peers = nvsPeers_[static_cast<size_t>(g)];
-    int count = 0;
-    for (int c : peers)
-      if (c >= 0 && !(used_[static_cast<size_t>(c)] & flag)) next[count++] = c;
-    return count;
+    for (int c : nvsPeers_[static_cast<size_t>(g)])
+      if (c >= 0 && !(used_[static_cast<size_t>(c)] & flag))
+        tryGpuFrom(graph, gpuGpu_, g, c, step + 1, backToNet, backToFirstRank, order, time);
+    return;
   }
-  int net = -1;
-  if (sortNet != 0) net = netAt_[static_cast<size_t>(graph.nChannels * 2)];
-  const std::vector<Candidate>& order = sortedCandidates(g, net);
-  int count = 0;
-  bool sameIntra = true;
-  const Candidate* firstUsable = nullptr;
-  for (const Candidate& c : order) {
-    if (used_[static_cast<size_t>(c.g)] & flag) continue;
-    if (firstUsable == nullptr) firstUsable = &c;
-    else if (c.intraBw != firstUsable->intraBw || c.intraNhops != firstUsable->intraNhops) sameIntra = false;
-    next[count++] = c.g;
+  // ncclTopoSearchNextGpuSort: candidates by NIC bandwidth, PCI bandwidth, hops to the NIC, then
+  // GPU bandwidth and hops, then distance in index order. The sort keys depend only on paths,
+  // so each (GPU, NIC) order is sorted once. Heading back to the NIC (sortNet -1), the order is
+  // reversed when all usable candidates have the same GPU bandwidth and hops.
+  const int sortNet = backToNet == -1 ? 0 : backToNet == step + 1 ? 1 : -1;
+  const int net = sortNet != 0 ? netAt_[static_cast<size_t>(graph.nChannels * 2)] : -1;
+  const std::vector<Candidate>& cands = sortedCandidates(g, net);
+  bool reverse = false;
+  if (sortNet == -1) {
+    reverse = true;
+    const Candidate* firstUsable = nullptr;
+    for (const Candidate& c : cands) {
+      if (used_[static_cast<size_t>(c.g)] & flag) continue;
+      if (firstUsable == nullptr) {
+        firstUsable = &c;
+      } else if (c.intraBw != firstUsable->intraBw || c.intraNhops != firstUsable->intraNhops) {
+        reverse = false;
+        break;
+      }
+    }
   }
-  if (sortNet == -1 && sameIntra) std::reverse(next, next + count);
-  return count;
+  const int n = static_cast<int>(cands.size());
+  for (int i = 0; i < n; ++i) {
+    const int c = cands[static_cast<size_t>(reverse ? n - 1 - i : i)].g;
+    if (!(used_[static_cast<size_t>(c)] & flag))
+      tryGpuFrom(graph, gpuGpu_, g, c, step + 1, backToNet, backToFirstRank, order, time);
+  }
 }
 
 const std::vector<SearchEngine::Candidate>& SearchEngine::sortedCandidates(int g, int net) {

@@ -80,7 +80,7 @@ class SearchEngine {
   void tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c, int step, int backToNet, int backToFirstRank,
                   int order, int* time);
   StepTable gpuGpu_, netGpu_, gpuNet_;
-  // With an NVSwitch, the peers nextGpus tries from each GPU, in order (at most 2, -1: none).
+  // With an NVSwitch, the peers nextGpuStep tries from each GPU, in order (at most 2, -1: none).
   std::vector<std::array<int, 2>> nvsPeers_;
   int followLinks(const FastPath& path, int maxSteps, float bw);
   bool followFloat(const FastPath& path, float bw);
@@ -137,7 +137,6 @@ class SearchEngine {
   void recNetChannel(Graph& graph, int n, int backToNet, int backToFirstRank, int* time);
   void tryNvls(Graph& graph, int g, int* time);
   void tryCollnetDirect(Graph& graph, int g, int* time);
-  int nextGpus(const Graph& graph, int g, int sortNet, int* next);
   int replayGpu(const Graph& graph, int step) const;
   bool checkNet(const Graph& graph, int startNet, int n, int step) const;
   bool better(const Graph& graph, const Graph& ref) const;
@@ -176,10 +175,8 @@ class SearchEngine {
   const Params& params_;
   Graph& best_;
   int ngpus_;
-  bool hasNvs_ = false;  // an NVSwitch: nextGpus tries only index neighbours
+  bool hasNvs_ = false;  // an NVSwitch: nextGpuStep tries only index neighbours
   std::vector<int> gpuPciBw_;
-  std::vector<std::unique_ptr<int[]>> nextSlices_;  // next-GPU lists, one per recursion depth
-  int depth_ = 0;
   std::vector<uint64_t> used_;  // per GPU, one bit per channel: already in that channel
   std::vector<int> ranks_;      // per GPU index
   std::vector<int64_t> netIds_;
