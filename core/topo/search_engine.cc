@@ -73,6 +73,7 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
     gpuPciBw_.push_back(bw);
   }
   int nets = sys_.count(NodeType::kNet);
+  netCount_ = nets;
   for (const Node& n : sys_.nodes(NodeType::kNet)) {
     netIds_.push_back(n.id);
     netKeys_.push_back(NetKey{n.id, n.net.asic, n.net.port});
@@ -190,11 +191,13 @@ float SearchEngine::subRoundBw(float a, float b) { return subRound(a, b); }
 void SearchEngine::setLinkBw(int i, float a, float b) {
   float k = roundHalfAway((a - b) * 1000);
   LinkBw& l = bw_[static_cast<size_t>(i)];
+  slowLinks_ -= l.milli == kSlow;
   if (std::fabs(k) < static_cast<float>(kMilliLimit)) {
     l.milli = static_cast<int32_t>(k);
   } else {
     l.milli = kSlow;
     l.slowBw = k / 1000;
+    ++slowLinks_;
   }
 }
 
@@ -206,6 +209,7 @@ void SearchEngine::loadLinkBw() {
     bw_[i].milli = exactMilli(links_[i]->bw);
     bw_[i].slowBw = links_[i]->bw;
   }
+  slowLinks_ = static_cast<int>(std::count_if(bw_.begin(), bw_.end(), [](const LinkBw& l) { return l.milli == kSlow; }));
 }
 
 void SearchEngine::storeLinkBw() {
@@ -395,6 +399,17 @@ void SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float 
     }
     t.firstHop[static_cast<size_t>(i1)] = first < 0 ? -1 : first;
   }
+}
+
+// True when the step from i1 to i2 must fail on its last link (into a GPU another channel
+// already fills, typically): that link is exact and lacks the bandwidth, the path is plain and
+// no link is a float one, so NCCL would fail the step with every link as it found it.
+__attribute__((always_inline)) inline bool SearchEngine::lastHopShort(const StepTable& t, int i1, int i2) const {
+  if (slowLinks_ != 0) return false;
+  const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + i2)]);
+  if (mode != kUniform && mode != kPci) return false;
+  const FastPath& p = t.paths[i1 * t.stride + i2];
+  return p.count > 0 && bw_[static_cast<size_t>(p.hops[p.count - 1])].milli < t.reserve[0];
 }
 
 // True when every step from i1 must fail: the link they all start with is exact and lacks the
@@ -617,7 +632,8 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
   // reversed when all usable candidates have the same GPU bandwidth and hops.
   const int sortNet = backToNet == -1 ? 0 : backToNet == step + 1 ? 1 : -1;
   const int net = sortNet != 0 ? netAt_[static_cast<size_t>(graph.nChannels * 2)] : -1;
-  const std::vector<Candidate>& cands = sortedCandidates(g, net);
+  const SortedSlot& slot = sortedCandidates(g, net);
+  const std::vector<Candidate>& cands = slot.order;
   bool reverse = false;
   if (sortNet == -1) {
     reverse = true;
@@ -632,17 +648,18 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
       }
     }
   }
-  const int n = static_cast<int>(cands.size());
-  for (int i = 0; i < n; ++i) {
-    const int c = cands[static_cast<size_t>(reverse ? n - 1 - i : i)].g;
+  for (int c : reverse ? slot.rev : slot.fwd)
     if (!(used_[static_cast<size_t>(c)] & flag))
       tryGpuFrom(graph, gpuGpu_, g, c, step + 1, backToNet, backToFirstRank, order, time);
-  }
 }
 
-const std::vector<SearchEngine::Candidate>& SearchEngine::sortedCandidates(int g, int net) {
-  auto& slot = sortedCache_[static_cast<size_t>(g * (sys_.count(NodeType::kNet) + 1) + (net + 1))];
-  if (slot.ready) return slot.order;
+__attribute__((always_inline)) inline const SearchEngine::SortedSlot& SearchEngine::sortedCandidates(int g, int net) {
+  SortedSlot& slot = sortedCache_[static_cast<size_t>(g * (netCount_ + 1) + (net + 1))];
+  if (!slot.ready) sortCandidates(slot, g, net);
+  return slot;
+}
+
+void SearchEngine::sortCandidates(SortedSlot& slot, int g, int net) {
   const auto& paths = sys_.node(NodeType::kGpu, g).paths[idx(NodeType::kGpu)];
   const std::vector<Path>* netPaths = net >= 0 ? &sys_.node(NodeType::kNet, net).paths[idx(NodeType::kGpu)] : nullptr;
   std::vector<GpuScore> scores;
@@ -661,8 +678,9 @@ const std::vector<SearchEngine::Candidate>& SearchEngine::sortedCandidates(int g
   }
   std::sort(scores.begin(), scores.end(), scoreBefore);
   for (const GpuScore& sc : scores) slot.order.push_back(Candidate{sc.g, sc.intraBw, sc.intraNhops});
+  for (const Candidate& c : slot.order) slot.fwd.push_back(c.g);
+  slot.rev.assign(slot.fwd.rbegin(), slot.fwd.rend());
   slot.ready = true;
-  return slot.order;
 }
 
 __attribute__((always_inline)) inline const std::vector<int>& SearchEngine::sameRailNets(int typeInter, int g,
@@ -834,7 +852,8 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
   const std::vector<int>& gpus = netLocalGpus(n, &type);
   if (type == PathType::kDis) return;
   for (int g : gpus)
-    if (g != localGpu) tryGpuFrom(graph, netGpu_, n, g, 0, backToNet, backToFirstRank, kFree, time);
+    if (g != localGpu && !lastHopShort(netGpu_, n, g))
+      tryGpuFrom(graph, netGpu_, n, g, 0, backToNet, backToFirstRank, kFree, time);
 }
 
 void SearchEngine::searchRec(Graph& graph, int* time) {

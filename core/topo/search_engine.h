@@ -72,6 +72,8 @@ class SearchEngine {
     std::vector<int> firstHop;    // per from-index: the first link of all its allowed steps, or -1
   };
   bool allShort(const StepTable& t, int i1) const;
+  bool lastHopShort(const StepTable& t, int i1, int i2) const;
+  int slowLinks_ = 0;  // links whose bandwidth is kept as a float (kSlow)
   void prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
   bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
   void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
@@ -162,8 +164,11 @@ class SearchEngine {
   struct SortedSlot {
     bool ready = false;
     std::vector<Candidate> order;
+    std::vector<int> fwd, rev;  // the GPUs of order, and reversed
   };
-  const std::vector<Candidate>& sortedCandidates(int g, int net);
+  const SortedSlot& sortedCandidates(int g, int net);
+  void sortCandidates(SortedSlot& slot, int g, int net);
+  int netCount_ = 0;
 
   struct Table {
     int stride = 0;
