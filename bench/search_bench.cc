@@ -111,8 +111,8 @@ int main(int argc, char** argv) {
     if (e.path().extension() == ".xml" && e.path().string().find(filter) != std::string::npos) files.push_back(e.path());
   std::sort(files.begin(), files.end());
 
-  std::printf("%-48s %5s %10s %8s %10s %8s %8s  %s\n", "topology", "nodes", "weft cpu", "weft MB", "nccl cpu",
-              "nccl MB", "cpu/ncl", "target");
+  std::printf("%-48s %5s %10s %10s %8s %10s %8s %8s  %s\n", "topology", "nodes", "weft cpu", "(min)", "weft MB",
+              "nccl cpu", "nccl MB", "cpu/ncl", "target");
   for (const fs::path& f : files) {
     std::string rel = fs::relative(f, topos).string();
     for (int nodes : {1, 2, 4}) {
@@ -124,19 +124,20 @@ int main(int argc, char** argv) {
         t.push_back(cpuSeconds() - start);
       }
       std::sort(t.begin(), t.end());
-      double cpu = t[t.size() / 2];
+      double cpu = t[t.size() / 2];  // the median decides; the fastest run shows the noise
+      double best = t.front();
       double mb = peakMb(weft, f, nodes);
       auto it = kNccl.find({rel, nodes});
       if (it == kNccl.end()) {
-        std::printf("%-48s %5d %9.4fs %8.1f %10s %8s %8s  %s\n", rel.c_str(), nodes, cpu, mb, "-", "-", "-",
-                    cpu <= 0.010 ? "ok (<=10ms)" : "over 10ms");
+        std::printf("%-48s %5d %9.4fs %9.4fs %8.1f %10s %8s %8s  %s\n", rel.c_str(), nodes, cpu, best, mb, "-", "-",
+                    "-", cpu <= 0.010 ? "ok (<=10ms)" : "over 10ms");
         continue;
       }
       const NcclFigure& n = it->second;
       double limit = n.cpu >= 0.1 ? n.cpu / 10 : 0.010;
       bool ok = cpu <= limit && mb <= n.mb / 5;
-      std::printf("%-48s %5d %9.4fs %8.1f %9.2fs %8.0f %7.3fx  %s\n", rel.c_str(), nodes, cpu, mb, n.cpu, n.mb,
-                  cpu / n.cpu, ok ? "ok" : "MISSED");
+      std::printf("%-48s %5d %9.4fs %9.4fs %8.1f %9.2fs %8.0f %7.3fx  %s\n", rel.c_str(), nodes, cpu, best, mb, n.cpu,
+                  n.mb, cpu / n.cpu, ok ? "ok" : "MISSED");
     }
   }
   return 0;
