@@ -271,7 +271,11 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveU
     return kDone;
   }
   const int32_t m = state[hops[s]].milli;
-  return m != kSlow && m < kb ? kShort : kFloat;
+  if (m != kSlow && m < kb) {
+    path.hint = s;
+    return kShort;
+  }
+  return kFloat;
 }
 
 // The same with the 6/5 PCI cost on the PCI links of the path: cost[0] on a link, cost[1] on a
@@ -290,7 +294,11 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveP
     return kDone;
   }
   const int32_t m = state[hops[s] >> 1].milli;
-  return m != kSlow && m < cost[hops[s] & 1] ? kShort : kFloat;
+  if (m != kSlow && m < cost[hops[s] & 1]) {
+    path.hint = s;
+    return kShort;
+  }
+  return kFloat;
 }
 
 // Reserves (bw > 0) or releases (bw < 0) bw on every link of the path, as NCCL would; on a
@@ -455,8 +463,14 @@ void SearchEngine::prepareSearch(const Graph& graph) {
 
 // followPath(graph, t.from, i1, t.to, i2, 1) for a pair of mode `mode` (not kNoStep).
 __attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& graph, const StepTable& t, int i1, int i2,
-                                                                     StepMode mode) {
+                                                                     StepMode mode, bool hinted) {
   const FastPath& p = t.paths[i1 * t.stride + i2];
+  // Where this path fell short last time is the likeliest place again. With every link exact,
+  // a link short anywhere fails the step with nothing changed, whatever NCCL checks first.
+  if (hinted && slowLinks_ == 0 && mode != kGeneral && p.count > 0) {
+    const int cost = mode == kPci ? t.reserve[p.coded[p.hint] & 1] : t.reserve[0];
+    if (bw_[static_cast<size_t>(p.hops[p.hint])].milli < cost) return false;
+  }
   Exact e = kFloat;
   if (mode == kUniform) e = reserveUniform(p, t.reserve[0]);
   else if (mode == kPci) e = reservePci(p, t.reserve);
@@ -485,9 +499,9 @@ __attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& grap
 
 __attribute__((always_inline)) inline void SearchEngine::tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c,
                                                                     int step, int backToNet, int backToFirstRank,
-                                                                    int order, int* time) {
+                                                                    int order, int* time, bool hinted) {
   const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + c)]);
-  if (mode == kNoStep || !reserveStep(graph, t, i1, c, mode)) return;
+  if (mode == kNoStep || !reserveStep(graph, t, i1, c, mode, hinted)) return;
   const uint64_t flag = 1ull << graph.nChannels;
   used_[static_cast<size_t>(c)] ^= flag;
   recGpu(graph, c, step, backToNet, backToFirstRank, order, time);
@@ -546,7 +560,7 @@ void SearchEngine::recGpu(Graph& graph, int g, int step, int backToNet, int back
     int p = sys_.gpuIndexOfRank(graph.rank(graph.nChannels, 0));
     if (p < 0) return;
     const StepMode mode = static_cast<StepMode>(gpuGpu_.mode[static_cast<size_t>(g * ngpus_ + p)]);
-    if (mode != kNoStep && reserveStep(graph, gpuGpu_, g, p, mode)) {
+    if (mode != kNoStep && reserveStep(graph, gpuGpu_, g, p, mode, false)) {
       recGpu(graph, p, step + 1, backToNet, -1, order, time);
       releaseStep(graph, gpuGpu_, g, p, mode);
     }
@@ -592,7 +606,7 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
     }
     // (bwInter as followPath needs it, should a path need the float code.)
     const StepMode mode = static_cast<StepMode>(gpuNet_.mode[static_cast<size_t>(g * gpuNet_.stride + n)]);
-    bool ok = mode != kNoStep && reserveStep(graph, gpuNet_, g, n, mode);
+    bool ok = mode != kNoStep && reserveStep(graph, gpuNet_, g, n, mode, false);
     graph.bwInter = saved;
     if (!ok) continue;
     graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)] = netIds_[static_cast<size_t>(n)];
@@ -635,7 +649,9 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
   const SortedSlot& slot = sortedCandidates(g, net);
   const std::vector<Candidate>& cands = slot.order;
   bool reverse = false;
-  if (sortNet == -1) {
+  if (sortNet == -1 && slot.sameIntra) {
+    reverse = true;  // then the usable ones have too
+  } else if (sortNet == -1) {
     reverse = true;
     const Candidate* firstUsable = nullptr;
     for (const Candidate& c : cands) {
@@ -650,7 +666,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
   }
   for (int c : reverse ? slot.rev : slot.fwd)
     if (!(used_[static_cast<size_t>(c)] & flag))
-      tryGpuFrom(graph, gpuGpu_, g, c, step + 1, backToNet, backToFirstRank, order, time);
+      tryGpuFrom(graph, gpuGpu_, g, c, step + 1, backToNet, backToFirstRank, order, time, /*hinted=*/true);
 }
 
 __attribute__((always_inline)) inline const SearchEngine::SortedSlot& SearchEngine::sortedCandidates(int g, int net) {
@@ -678,7 +694,11 @@ void SearchEngine::sortCandidates(SortedSlot& slot, int g, int net) {
   }
   std::sort(scores.begin(), scores.end(), scoreBefore);
   for (const GpuScore& sc : scores) slot.order.push_back(Candidate{sc.g, sc.intraBw, sc.intraNhops});
-  for (const Candidate& c : slot.order) slot.fwd.push_back(c.g);
+  for (const Candidate& c : slot.order) {
+    slot.fwd.push_back(c.g);
+    const Candidate& first = slot.order.front();
+    if (c.intraBw != first.intraBw || c.intraNhops != first.intraNhops) slot.sameIntra = false;
+  }
   slot.rev.assign(slot.fwd.rbegin(), slot.fwd.rend());
   slot.ready = true;
 }

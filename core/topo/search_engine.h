@@ -39,6 +39,7 @@ class SearchEngine {
     bool intra = false;      // both ends GPU/NVS: uses the graph's intra speed and type
     bool plain = false;      // nothing in reverse, no link twice, at most 64 links
     const int32_t* coded = nullptr;  // with pciOverhead: 2 * link index + (1 if a PCI link)
+    mutable int hint = 0;            // where the last exact reservation on it fell short
   };
   void buildPathTables();
   const FastPath& fastPath(NodeType t1, int i1, NodeType t2, int i2) const {
@@ -75,12 +76,13 @@ class SearchEngine {
   bool lastHopShort(const StepTable& t, int i1, int i2) const;
   int slowLinks_ = 0;  // links whose bandwidth is kept as a float (kSlow)
   void prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
-  bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
+  // hinted: check first the link where the path last fell short (for steps that often do).
+  bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, bool hinted);
   void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
   void prepareSearch(const Graph& graph);
   // tryGpu from GPU (table gpuGpu_) or NET (table netGpu_) i1 to GPU c.
   void tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c, int step, int backToNet, int backToFirstRank,
-                  int order, int* time);
+                  int order, int* time, bool hinted = false);
   StepTable gpuGpu_, netGpu_, gpuNet_;
   // With an NVSwitch, the peers nextGpuStep tries from each GPU, in order (at most 2, -1: none).
   std::vector<std::array<int, 2>> nvsPeers_;
@@ -165,6 +167,7 @@ class SearchEngine {
     bool ready = false;
     std::vector<Candidate> order;
     std::vector<int> fwd, rev;  // the GPUs of order, and reversed
+    bool sameIntra = true;      // all of them have the same GPU bandwidth and hops
   };
   const SortedSlot& sortedCandidates(int g, int net);
   void sortCandidates(SortedSlot& slot, int g, int net);
