@@ -29,6 +29,9 @@ struct Params {
   int crossNic = 2;                 // NCCL_CROSS_NIC
   int minChannels = 0;              // ncclMinNchannels()
   int maxChannels = kMaxChannels;   // ncclMaxNchannels()
+  // Not a setting: the search keeps every link bandwidth as NCCL's float and takes no shortcut
+  // (no integer arithmetic, no skipped candidates). Slow; tests compare the fast search with it.
+  bool searchFloatReference = false;
 
   // Reads every field from `settings` with NCCL's rules (aliases, -2 = auto, level names).
   static Params fromSettings(const config::Settings& settings);

@@ -306,7 +306,7 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveP
 // and of its PCI cost (kSlow when there are none).
 __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastPath& path, float bw, int32_t kb,
                                                                       int32_t kbPci) {
-  if (!path.plain) kb = kSlow;
+  if (!path.plain || params_.searchFloatReference) kb = kSlow;
   if (!path.pciOverhead) kbPci = kb;
   if (kb != kSlow && kbPci != kSlow) {
     const int32_t cost[2] = {kb, kbPci};
@@ -388,6 +388,7 @@ void SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float 
       const FastPath& p = fastPath(from, i1, to, i2);
       StepMode mode = kGeneral;
       if (p.type >= val(PathType::kDis) || p.type > type || (tree && p.revType > type)) mode = kNoStep;
+      else if (params_.searchFloatReference) mode = kGeneral;
       else if (p.plain && kb != kSlow && !p.pciOverhead) mode = kUniform;
       else if (p.plain && kb != kSlow && kbPci != kSlow) mode = kPci;
       t.mode[static_cast<size_t>(i1 * t.stride + i2)] = mode;
@@ -396,7 +397,7 @@ void SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float 
   // The link all allowed steps from i1 start with, when there is one (a GPU's step to itself is
   // never tried).
   t.firstHop.assign(static_cast<size_t>(sys_.count(from)), -1);
-  for (int i1 = 0; i1 < sys_.count(from) && kb > 0; ++i1) {
+  for (int i1 = 0; i1 < sys_.count(from) && kb > 0 && !params_.searchFloatReference; ++i1) {
     int first = -1;
     for (int i2 = 0; i2 < t.stride && first != -2; ++i2) {
       if ((from == to && i1 == i2) || t.mode[static_cast<size_t>(i1 * t.stride + i2)] == kNoStep) continue;

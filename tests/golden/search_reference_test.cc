@@ -1,0 +1,47 @@
+// The fast search (link bandwidths as exact integers, candidates skipped when a full link rules
+// them out) against the search that keeps every bandwidth as NCCL's float and takes no shortcut:
+// on every corpus topology, at 1 and 2 nodes, with every pattern and with NCCL_CROSS_NIC 0/1/2,
+// both give the same graphs (channels, bandwidths, types, NICs). The float reference is what
+// NCCL computes, so any shortcut that changes a result shows up here.
+#include <gtest/gtest.h>
+
+#include "core/topo/offline.h"
+#include "tests/support/corpus.h"
+
+namespace weft::topo {
+namespace {
+
+std::string dump(const SimulatedNode& node) {
+  auto xml = graphsToXml(node.system, node.graphs.dumpOrder());
+  return xml.isOk() ? xml->toString() : xml.status().toString();
+}
+
+TEST(SearchFloatReference, FastSearchEqualsTheFloatSearchOnEveryCorpusTopology) {
+  WEFT_REQUIRE_CORPUS();
+  int compared = 0;
+  for (const auto& file : test::corpusTopologies()) {
+    auto topo = TopoXml::load(file.string());
+    if (!topo.isOk()) continue;
+    for (int nodes : {1, 2}) {
+      for (int crossNic : {0, 1, 2}) {
+        if (nodes == 1 && crossNic != 2) continue;  // no NIC in a one-node ring
+        SCOPED_TRACE(file.string() + " nodes " + std::to_string(nodes) + " NCCL_CROSS_NIC " + std::to_string(crossNic));
+        OfflineOptions o;
+        o.nodes = nodes;
+        o.collnet = o.nvls = true;
+        o.params.crossNic = crossNic;
+        auto fast = simulateNode(*topo, 0, o);
+        if (!fast.isOk()) break;  // not a file NCCL can build (graph files, RCCL's version 2)
+        o.params.searchFloatReference = true;
+        auto reference = simulateNode(*topo, 0, o);
+        ASSERT_TRUE(reference.isOk()) << reference.status().toString();
+        EXPECT_EQ(dump(*fast), dump(*reference));
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(compared, 50) << "too few corpus topologies built: is the corpus complete?";
+}
+
+}  // namespace
+}  // namespace weft::topo
