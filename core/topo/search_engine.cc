@@ -204,8 +204,11 @@ void SearchEngine::setLinkBw(int i, float a, float b) {
 void SearchEngine::loadLinkBw() {
   netBw_.clear();
   for (const Node& n : sys_.nodes(NodeType::kNet)) netBw_.push_back(n.net.bw);
+  // A link still holding what the last search stored keeps its form; others are converted.
+  const bool stored = bw_.size() == links_.size();
   bw_.resize(links_.size());
   for (size_t i = 0; i < links_.size(); ++i) {
+    if (stored && links_[i]->bw == linkBw(static_cast<int>(i))) continue;
     bw_[i].milli = exactMilli(links_[i]->bw);
     bw_[i].slowBw = links_[i]->bw;
   }
@@ -374,6 +377,19 @@ __attribute__((always_inline)) inline void SearchEngine::tryGpu(Graph& graph, in
 }
 
 void SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree) {
+  // The relaxation loop comes back to the same speeds and types again and again: tables are
+  // kept by what they depend on.
+  for (const CachedSteps& c : stepCache_) {
+    if (c.from == from && c.to == to && c.bw == bw && c.type == type && c.tree == tree) {
+      t = c.table;
+      return;
+    }
+  }
+  buildSteps(t, from, to, bw, type, tree);
+  if (stepCache_.size() < kStepCacheSize) stepCache_.push_back(CachedSteps{from, to, bw, type, tree, t});
+}
+
+void SearchEngine::buildSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree) {
   t.from = from;
   t.to = to;
   t.stride = sys_.count(to);

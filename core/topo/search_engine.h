@@ -76,6 +76,16 @@ class SearchEngine {
   bool lastHopShort(const StepTable& t, int i1, int i2) const;
   int slowLinks_ = 0;  // links whose bandwidth is kept as a float (kSlow)
   void prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
+  void buildSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
+  struct CachedSteps {
+    NodeType from, to;
+    float bw;
+    int type;
+    bool tree;
+    StepTable table;
+  };
+  static constexpr size_t kStepCacheSize = 64;
+  std::vector<CachedSteps> stepCache_;
   // hinted: check first the link where the path last fell short (for steps that often do).
   bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, bool hinted);
   void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
