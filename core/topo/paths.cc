@@ -378,17 +378,29 @@ std::vector<int> localNodes(const System& s, NodeType type, int index, NodeType 
   return out;
 }
 
-int localNet(const System& s, const Params& params, int rank, int channelId) {
-  int gpu = s.gpuIndexOfRank(rank);
-  if (gpu < 0) return -1;
-  thread_local std::vector<int> nets, gpus;
-  localNodesInto(s, NodeType::kGpu, gpu, NodeType::kNet, nullptr, nets);
-  if (nets.empty()) return -1;
-  int count = static_cast<int>(nets.size());
+namespace {
+
+// localNet for one GPU, channel by channel: its NICs, where it starts among them and how many
+// channels it takes to come back (NICs per GPU).
+struct LocalNetPlan {
+  std::vector<int> nets;
+  int start = 0;
+  int period = 1;
+  int at(int channelId) const {
+    if (nets.empty()) return -1;
+    return nets[static_cast<size_t>((start + channelId % period) % static_cast<int>(nets.size()))];
+  }
+};
+
+void planLocalNet(const System& s, const Params& params, int gpu, LocalNetPlan& plan) {
+  thread_local std::vector<int> gpus;
+  localNodesInto(s, NodeType::kGpu, gpu, NodeType::kNet, nullptr, plan.nets);
+  if (plan.nets.empty()) return;
+  int count = static_cast<int>(plan.nets.size());
   int netsPerGpu = 1;
   switch (params.netDevsPolicy) {
     case NetDevsPolicy::kAuto: {
-      localNodesInto(s, NodeType::kNet, nets[0], NodeType::kGpu, nullptr, gpus);
+      localNodesInto(s, NodeType::kNet, plan.nets[0], NodeType::kGpu, nullptr, gpus);
       int n = static_cast<int>(gpus.size());
       netsPerGpu = n > 0 ? (count + n - 1) / n : 1;
       break;
@@ -399,18 +411,30 @@ int localNet(const System& s, const Params& params, int rank, int channelId) {
   int net = s.node(NodeType::kGpu, gpu).gpu.dev;
   // Spread GPUs over the NICs they share: GPU dev bits mirrored across the power-of-two count.
   if (isPow2(count)) net = mirrorBits(net, count);
-  net += channelId % std::max(1, netsPerGpu);
-  return nets[static_cast<size_t>(net % count)];
+  plan.start = net;
+  plan.period = std::max(1, netsPerGpu);
+}
+
+}  // namespace
+
+int localNet(const System& s, const Params& params, int rank, int channelId) {
+  int gpu = s.gpuIndexOfRank(rank);
+  if (gpu < 0) return -1;
+  thread_local LocalNetPlan plan;
+  planLocalNet(s, params, gpu, plan);
+  return plan.at(channelId);
 }
 
 int localGpu(const System& s, const Params& params, int net) {
   std::vector<int> gpus = localNodes(s, NodeType::kNet, net, NodeType::kGpu);
+  std::vector<LocalNetPlan> plans(gpus.size());
+  for (size_t i = 0; i < gpus.size(); ++i) planLocalNet(s, params, gpus[i], plans[i]);
   // localNet repeats with the channel: its period (NICs per GPU) is at most the NIC count, so
   // channels past that find nothing new. NCCL tries all kMaxChannels; the answer is the same.
   const int channels = std::min(kMaxChannels, std::max(1, s.count(NodeType::kNet)));
   for (int c = 0; c < channels; ++c)
-    for (int g : gpus)
-      if (localNet(s, params, s.node(NodeType::kGpu, g).gpu.rank, c) == net) return g;
+    for (size_t i = 0; i < gpus.size(); ++i)
+      if (plans[i].at(c) == net) return gpus[i];
   return -1;
 }
 
