@@ -447,6 +447,12 @@ __attribute__((always_inline)) inline bool SearchEngine::allShort(const StepTabl
 }
 
 void SearchEngine::prepareSearch(const Graph& graph) {
+  // Searches in a row often differ only in what the tables do not depend on (sameChannels,
+  // crossNic): nothing to redo then.
+  const PreparedFor key{graph.bwIntra, graph.bwInter, graph.typeIntra, graph.typeInter, graph.pattern};
+  if (prepared_ && key == preparedFor_) return;
+  prepared_ = true;
+  preparedFor_ = key;
   const bool tree = isTree(graph.pattern);
   prepareSteps(gpuGpu_, NodeType::kGpu, NodeType::kGpu, graph.bwIntra, graph.typeIntra, tree);
   if (sys_.inter) {

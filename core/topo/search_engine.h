@@ -90,6 +90,14 @@ class SearchEngine {
   bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, bool hinted);
   void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
   void prepareSearch(const Graph& graph);
+  struct PreparedFor {
+    float bwIntra, bwInter;
+    int typeIntra, typeInter;
+    Pattern pattern;
+    bool operator==(const PreparedFor&) const = default;
+  };
+  bool prepared_ = false;
+  PreparedFor preparedFor_{};
   // tryGpu from GPU (table gpuGpu_) or NET (table netGpu_) i1 to GPU c.
   void tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c, int step, int backToNet, int backToFirstRank,
                   int order, int* time, bool hinted = false);
