@@ -505,13 +505,35 @@ __attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& grap
   return true;
 }
 
+// Giving back cost on every link of a path (cost[0] on a link, cost[1] on a PCI link when the
+// path has pciOverhead; both negative): the same checks as reserveUniform / reservePci, done
+// while writing, as they nearly always pass; when one does not, the writes are undone (integer
+// arithmetic, exact) and the two-pass functions decide.
+template <bool kPciCosts>
+__attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::releaseExact(const FastPath& path,
+                                                                                     const int32_t* cost) {
+  const int32_t* hops = kPciCosts ? path.coded : path.hops;
+  const int n = path.count;
+  LinkBw* state = bw_.data();
+  uint32_t bad = 0;
+  for (int s = 0; s < n; ++s) {
+    const int32_t k = kPciCosts ? cost[hops[s] & 1] : cost[0];
+    int32_t& m = state[kPciCosts ? hops[s] >> 1 : hops[s]].milli;
+    m -= k;
+    bad |= static_cast<uint32_t>(static_cast<uint32_t>(m) >= static_cast<uint32_t>(kMilliLimit));
+  }
+  if (bad == 0) return kDone;
+  for (int s = 0; s < n; ++s) state[kPciCosts ? hops[s] >> 1 : hops[s]].milli += kPciCosts ? cost[hops[s] & 1] : cost[0];
+  return kPciCosts ? reservePci(path, cost) : reserveUniform(path, cost[0]);
+}
+
 // followPath(graph, t.from, i1, t.to, i2, -1) after reserveStep succeeded.
 __attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& graph, const StepTable& t, int i1, int i2,
                                                                      StepMode mode) {
   const FastPath& p = t.paths[i1 * t.stride + i2];
   Exact e = kFloat;
-  if (mode == kUniform) e = reserveUniform(p, t.release[0]);
-  else if (mode == kPci) e = reservePci(p, t.release);
+  if (mode == kUniform) e = releaseExact<false>(p, t.release);
+  else if (mode == kPci) e = releaseExact<true>(p, t.release);
   else {
     followPath(graph, t.from, i1, t.to, i2, -1);
     return;

@@ -52,6 +52,8 @@ class SearchEngine {
   enum Exact { kDone, kShort, kFloat };
   Exact reserveUniform(const FastPath& path, int32_t kb);
   Exact reservePci(const FastPath& path, const int32_t* cost);
+  template <bool kPciCosts>
+  Exact releaseExact(const FastPath& path, const int32_t* cost);
 
   // The steps the recursion takes all the time (GPU -> GPU at the intra speed, NET -> GPU and
   // GPU -> NET at the inter speed): what each pair needs is decided once per search (searchRec
