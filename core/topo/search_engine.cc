@@ -266,13 +266,16 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveU
   const int32_t* hops = path.hops;
   const int n = path.count;
   LinkBw* state = bw_.data();
-  const uint32_t ukb = static_cast<uint32_t>(kb);
+  // Written as checked; the links before one that fails get their bandwidth back (exact).
   int s = 0;
-  while (s < n && static_cast<uint32_t>(state[hops[s]].milli) - ukb < static_cast<uint32_t>(kMilliLimit)) ++s;
-  if (s == n) {
-    for (s = 0; s < n; ++s) state[hops[s]].milli -= kb;
-    return kDone;
+  for (; s < n; ++s) {
+    int32_t& m = state[hops[s]].milli;
+    const int32_t next = static_cast<int32_t>(static_cast<uint32_t>(m) - static_cast<uint32_t>(kb));
+    if (static_cast<uint32_t>(next) >= static_cast<uint32_t>(kMilliLimit)) break;
+    m = next;
   }
+  if (s == n) return kDone;
+  for (int u = 0; u < s; ++u) state[hops[u]].milli += kb;
   const int32_t m = state[hops[s]].milli;
   if (m != kSlow && m < kb) {
     path.hint = s;
@@ -289,13 +292,14 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveP
   const int n = path.count;
   LinkBw* state = bw_.data();
   int s = 0;
-  while (s < n && static_cast<uint32_t>(state[hops[s] >> 1].milli) - static_cast<uint32_t>(cost[hops[s] & 1]) <
-                      static_cast<uint32_t>(kMilliLimit))
-    ++s;
-  if (s == n) {
-    for (s = 0; s < n; ++s) state[hops[s] >> 1].milli -= cost[hops[s] & 1];
-    return kDone;
+  for (; s < n; ++s) {
+    int32_t& m = state[hops[s] >> 1].milli;
+    const int32_t next = static_cast<int32_t>(static_cast<uint32_t>(m) - static_cast<uint32_t>(cost[hops[s] & 1]));
+    if (static_cast<uint32_t>(next) >= static_cast<uint32_t>(kMilliLimit)) break;
+    m = next;
   }
+  if (s == n) return kDone;
+  for (int u = 0; u < s; ++u) state[hops[u] >> 1].milli += cost[hops[u] & 1];
   const int32_t m = state[hops[s] >> 1].milli;
   if (m != kSlow && m < cost[hops[s] & 1]) {
     path.hint = s;
