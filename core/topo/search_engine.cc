@@ -655,7 +655,7 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
     }
     // (bwInter as followPath needs it, should a path need the float code.)
     const StepMode mode = static_cast<StepMode>(gpuNet_.mode[static_cast<size_t>(g * gpuNet_.stride + n)]);
-    bool ok = mode != kNoStep && reserveStep(graph, gpuNet_, g, n, mode, false);
+    bool ok = mode != kNoStep && reserveStep(graph, gpuNet_, g, n, mode, true);
     graph.bwInter = saved;
     if (!ok) continue;
     graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)] = netIds_[static_cast<size_t>(n)];
@@ -922,7 +922,7 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
   if (type == PathType::kDis) return;
   for (int g : gpus)
     if (g != localGpu && !lastHopShort(netGpu_, n, g))
-      tryGpuFrom(graph, netGpu_, n, g, 0, backToNet, backToFirstRank, kFree, time);
+      tryGpuFrom(graph, netGpu_, n, g, 0, backToNet, backToFirstRank, kFree, time, /*hinted=*/true);
 }
 
 void SearchEngine::searchRec(Graph& graph, int* time) {
