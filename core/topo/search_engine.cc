@@ -516,6 +516,8 @@ __attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& grap
 template <bool kPciCosts>
 __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::releaseExact(const FastPath& path,
                                                                                      const int32_t* cost) {
+  // With float links about, a path often has one: stop at the first, as reserve* do.
+  if (slowLinks_ != 0) return kPciCosts ? reservePci(path, cost) : reserveUniform(path, cost[0]);
   const int32_t* hops = kPciCosts ? path.coded : path.hops;
   const int n = path.count;
   LinkBw* state = bw_.data();
