@@ -73,7 +73,6 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
     gpuPciBw_.push_back(bw);
   }
   int nets = sys_.count(NodeType::kNet);
-  netCount_ = nets;
   for (const Node& n : sys_.nodes(NodeType::kNet)) {
     netIds_.push_back(n.id);
     netKeys_.push_back(NetKey{n.id, n.net.asic, n.net.port});
@@ -253,55 +252,34 @@ int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
   return maxSteps;
 }
 
-// The common case in integers: a plain path, links and bandwidth all exact. Checks every link
-// first; when one lacks the bandwidth NCCL would reserve the links before it and release them
-// again, which leaves exact links unchanged, so nothing is written. Returns kDone (reserved),
-// kShort (a link lacks the bandwidth: nothing changed) or kFloat (a float link, or a result
-// out of the exact range: the float code decides).
-// One cost on every link (the common case). m - kb in [0, kMilliLimit) says both that the
-// link has the bandwidth (m >= kb) and that the result stays exact; computed in unsigned
-// arithmetic so kSlow (the smallest int) wraps far out of range.
-__attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveUniform(const FastPath& path,
-                                                                                       int32_t kb) {
-  const int32_t* hops = path.hops;
+// The common case in integers: a plain path, links and bandwidth all exact. cost[0] is the
+// cost of a link, cost[1] that of a PCI link when the path has pciOverhead (kPciCosts: the
+// links come from path.coded). m - cost in [0, kMilliLimit) says both that the link has the
+// bandwidth and that the result stays exact; computed in unsigned arithmetic so kSlow (the
+// smallest int) wraps far out of range. Links are written as they are checked; when one fails,
+// the ones before get their bandwidth back (integer arithmetic: exact, as NCCL's reserve and
+// release of exact links). Returns kDone (reserved), kShort (a link lacks the bandwidth:
+// nothing changed) or kFloat (a float link, or a result out of the exact range: the float code
+// decides).
+template <bool kPciCosts>
+__attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveExact(const FastPath& path,
+                                                                                     const int32_t* cost) {
+  const int32_t* hops = kPciCosts ? path.coded : path.hops;
   const int n = path.count;
   LinkBw* state = bw_.data();
-  // Written as checked; the links before one that fails get their bandwidth back (exact).
+  auto link = [&](int s) -> int32_t& { return state[kPciCosts ? hops[s] >> 1 : hops[s]].milli; };
+  auto costOf = [&](int s) { return kPciCosts ? cost[hops[s] & 1] : cost[0]; };
   int s = 0;
   for (; s < n; ++s) {
-    int32_t& m = state[hops[s]].milli;
-    const int32_t next = static_cast<int32_t>(static_cast<uint32_t>(m) - static_cast<uint32_t>(kb));
+    int32_t& m = link(s);
+    const int32_t next = static_cast<int32_t>(static_cast<uint32_t>(m) - static_cast<uint32_t>(costOf(s)));
     if (static_cast<uint32_t>(next) >= static_cast<uint32_t>(kMilliLimit)) break;
     m = next;
   }
   if (s == n) return kDone;
-  for (int u = 0; u < s; ++u) state[hops[u]].milli += kb;
-  const int32_t m = state[hops[s]].milli;
-  if (m != kSlow && m < kb) {
-    path.hint = s;
-    return kShort;
-  }
-  return kFloat;
-}
-
-// The same with the 6/5 PCI cost on the PCI links of the path: cost[0] on a link, cost[1] on a
-// PCI link.
-__attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reservePci(const FastPath& path,
-                                                                                   const int32_t* cost) {
-  const int32_t* hops = path.coded;
-  const int n = path.count;
-  LinkBw* state = bw_.data();
-  int s = 0;
-  for (; s < n; ++s) {
-    int32_t& m = state[hops[s] >> 1].milli;
-    const int32_t next = static_cast<int32_t>(static_cast<uint32_t>(m) - static_cast<uint32_t>(cost[hops[s] & 1]));
-    if (static_cast<uint32_t>(next) >= static_cast<uint32_t>(kMilliLimit)) break;
-    m = next;
-  }
-  if (s == n) return kDone;
-  for (int u = 0; u < s; ++u) state[hops[u] >> 1].milli += cost[hops[u] & 1];
-  const int32_t m = state[hops[s] >> 1].milli;
-  if (m != kSlow && m < cost[hops[s] & 1]) {
+  for (int u = 0; u < s; ++u) link(u) += costOf(u);
+  const int32_t m = link(s);
+  if (m != kSlow && m < costOf(s)) {
     path.hint = s;
     return kShort;
   }
@@ -317,7 +295,7 @@ __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastP
   if (!path.pciOverhead) kbPci = kb;
   if (kb != kSlow && kbPci != kSlow) {
     const int32_t cost[2] = {kb, kbPci};
-    Exact e = path.pciOverhead ? reservePci(path, cost) : reserveUniform(path, kb);
+    Exact e = path.pciOverhead ? reserveExact<true>(path, cost) : reserveExact<false>(path, cost);
     if (e != kFloat) return e == kDone;
   }
   return followFloat(path, bw);
@@ -369,15 +347,13 @@ __attribute__((always_inline)) inline bool SearchEngine::followPath(Graph& graph
   return true;
 }
 
-__attribute__((always_inline)) inline void SearchEngine::tryGpu(Graph& graph, int step, int backToNet, int backToFirstRank, int order, int* time,
-                          int fromType, int fromIndex, int g) {
+// A channel's first GPU when nothing leads to it (one node: no NIC).
+__attribute__((always_inline)) inline void SearchEngine::tryFirstGpu(Graph& graph, int backToNet, int backToFirstRank,
+                                                                     int order, int* time, int g) {
   const uint64_t flag = 1ull << graph.nChannels;
-  NodeType from = static_cast<NodeType>(fromType);
-  if (fromType != -1 && !followPath(graph, from, fromIndex, NodeType::kGpu, g, 1)) return;
   used_[static_cast<size_t>(g)] ^= flag;
-  recGpu(graph, g, step, backToNet, backToFirstRank, order, time);
+  recGpu(graph, g, 0, backToNet, backToFirstRank, order, time);
   used_[static_cast<size_t>(g)] ^= flag;
-  if (fromType != -1) followPath(graph, from, fromIndex, NodeType::kGpu, g, -1);
 }
 
 void SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree) {
@@ -438,7 +414,15 @@ __attribute__((always_inline)) inline bool SearchEngine::lastHopShort(const Step
   const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + i2)]);
   if (mode != kUniform && mode != kPci) return false;
   const FastPath& p = t.paths[i1 * t.stride + i2];
-  return p.count > 0 && bw_[static_cast<size_t>(p.hops[p.count - 1])].milli < t.reserve[0];
+  return p.count > 0 && hopShort(t, p, mode, p.count - 1);
+}
+
+// Link s of path p (mode kUniform or kPci of table t) lacks the bandwidth of a step. Only
+// decisive with no float link about (slowLinks_ == 0).
+__attribute__((always_inline)) inline bool SearchEngine::hopShort(const StepTable& t, const FastPath& p, StepMode mode,
+                                                                  int s) const {
+  const int32_t cost = mode == kPci ? t.reserve[p.coded[s] & 1] : t.reserve[0];
+  return bw_[static_cast<size_t>(p.hops[s])].milli < cost;
 }
 
 // True when every step from i1 must fail: the link they all start with is exact and lacks the
@@ -454,8 +438,7 @@ void SearchEngine::prepareSearch(const Graph& graph) {
   // Searches in a row often differ only in what the tables do not depend on (sameChannels,
   // crossNic): nothing to redo then.
   const PreparedFor key{graph.bwIntra, graph.bwInter, graph.typeIntra, graph.typeInter, graph.pattern};
-  if (prepared_ && key == preparedFor_) return;
-  prepared_ = true;
+  if (preparedFor_ == key) return;
   preparedFor_ = key;
   const bool tree = isTree(graph.pattern);
   prepareSteps(gpuGpu_, NodeType::kGpu, NodeType::kGpu, graph.bwIntra, graph.typeIntra, tree);
@@ -494,13 +477,10 @@ __attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& grap
   const FastPath& p = t.paths[i1 * t.stride + i2];
   // Where this path fell short last time is the likeliest place again. With every link exact,
   // a link short anywhere fails the step with nothing changed, whatever NCCL checks first.
-  if (hinted && slowLinks_ == 0 && mode != kGeneral && p.count > 0) {
-    const int cost = mode == kPci ? t.reserve[p.coded[p.hint] & 1] : t.reserve[0];
-    if (bw_[static_cast<size_t>(p.hops[p.hint])].milli < cost) return false;
-  }
+  if (hinted && slowLinks_ == 0 && mode != kGeneral && p.count > 0 && hopShort(t, p, mode, p.hint)) return false;
   Exact e = kFloat;
-  if (mode == kUniform) e = reserveUniform(p, t.reserve[0]);
-  else if (mode == kPci) e = reservePci(p, t.reserve);
+  if (mode == kUniform) e = reserveExact<false>(p, t.reserve);
+  else if (mode == kPci) e = reserveExact<true>(p, t.reserve);
   else return followPath(graph, t.from, i1, t.to, i2, 1);
   // A float link (or a result out of the exact range): what followPath would do from here.
   if (e == kFloat && followFloat(p, t.bw)) e = kDone;
@@ -510,14 +490,14 @@ __attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& grap
 }
 
 // Giving back cost on every link of a path (cost[0] on a link, cost[1] on a PCI link when the
-// path has pciOverhead; both negative): the same checks as reserveUniform / reservePci, done
-// while writing, as they nearly always pass; when one does not, the writes are undone (integer
-// arithmetic, exact) and the two-pass functions decide.
+// path has pciOverhead; both negative): the same checks as reserveExact, all of them made while
+// writing, as they nearly always pass; when one does not, the writes are undone (integer
+// arithmetic, exact) and reserveExact decides.
 template <bool kPciCosts>
 __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::releaseExact(const FastPath& path,
                                                                                      const int32_t* cost) {
   // With float links about, a path often has one: stop at the first, as reserve* do.
-  if (slowLinks_ != 0) return kPciCosts ? reservePci(path, cost) : reserveUniform(path, cost[0]);
+  if (slowLinks_ != 0) return reserveExact<kPciCosts>(path, cost);
   const int32_t* hops = kPciCosts ? path.coded : path.hops;
   const int n = path.count;
   LinkBw* state = bw_.data();
@@ -530,7 +510,7 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::releaseE
   }
   if (bad == 0) return kDone;
   for (int s = 0; s < n; ++s) state[kPciCosts ? hops[s] >> 1 : hops[s]].milli += kPciCosts ? cost[hops[s] & 1] : cost[0];
-  return kPciCosts ? reservePci(path, cost) : reserveUniform(path, cost[0]);
+  return reserveExact<kPciCosts>(path, cost);
 }
 
 // followPath(graph, t.from, i1, t.to, i2, -1) after reserveStep succeeded.
@@ -721,7 +701,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
 }
 
 __attribute__((always_inline)) inline const SearchEngine::SortedSlot& SearchEngine::sortedCandidates(int g, int net) {
-  SortedSlot& slot = sortedCache_[static_cast<size_t>(g * (netCount_ + 1) + (net + 1))];
+  SortedSlot& slot = sortedCache_[static_cast<size_t>(g * (static_cast<int>(netIds_.size()) + 1) + (net + 1))];
   if (!slot.ready) sortCandidates(slot, g, net);
   return slot;
 }
@@ -951,17 +931,17 @@ void SearchEngine::searchRecInner(Graph& graph, int* time) {
     return;
   }
   if (graph.pattern == Pattern::kNvls) {
-    tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, -1, -1, graph.nChannels);
+    tryFirstGpu(graph, backToNet, backToFirstRank, kFree, time, graph.nChannels);
     return;
   }
   if (graph.nChannels == 0) {
-    tryGpu(graph, 0, backToNet, backToFirstRank, kPciOrder, time, -1, -1, 0);
+    tryFirstGpu(graph, backToNet, backToFirstRank, kPciOrder, time, 0);
   } else {
     int g = replayGpu(graph, -1);
-    if (g >= 0) tryGpu(graph, 0, backToNet, backToFirstRank, kReplay, time, -1, -1, g);
+    if (g >= 0) tryFirstGpu(graph, backToNet, backToFirstRank, kReplay, time, g);
   }
   if (graph.sameChannels == 0 || graph.nChannels == 0)
-    for (int g = 0; g < ngpus_; ++g) tryGpu(graph, 0, backToNet, backToFirstRank, kFree, time, -1, -1, g);
+    for (int g = 0; g < ngpus_; ++g) tryFirstGpu(graph, backToNet, backToFirstRank, kFree, time, g);
 }
 
 // ncclTopoSelectNets: the NICs to try, preferred ones first (each GPU's per-channel NICs),

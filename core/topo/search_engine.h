@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -37,7 +38,7 @@ class SearchEngine {
     bool pciOverhead = false;  // from a GPU through an Intel CPU (PHB): PCI links cost 6/5
     bool fromGpu = false;
     bool intra = false;      // both ends GPU/NVS: uses the graph's intra speed and type
-    bool plain = false;      // nothing in reverse, no link twice, at most 64 links
+    bool plain = false;      // nothing in reverse, no link twice
     const int32_t* coded = nullptr;  // with pciOverhead: 2 * link index + (1 if a PCI link)
     mutable int hint = 0;            // where the last exact reservation on it fell short
   };
@@ -50,8 +51,8 @@ class SearchEngine {
   bool followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult);
   bool followExact(const FastPath& path, float bw, int32_t kb, int32_t kbPci);
   enum Exact { kDone, kShort, kFloat };
-  Exact reserveUniform(const FastPath& path, int32_t kb);
-  Exact reservePci(const FastPath& path, const int32_t* cost);
+  template <bool kPciCosts>
+  Exact reserveExact(const FastPath& path, const int32_t* cost);
   template <bool kPciCosts>
   Exact releaseExact(const FastPath& path, const int32_t* cost);
 
@@ -76,6 +77,7 @@ class SearchEngine {
   };
   bool allShort(const StepTable& t, int i1) const;
   bool lastHopShort(const StepTable& t, int i1, int i2) const;
+  bool hopShort(const StepTable& t, const FastPath& p, StepMode mode, int s) const;
   int slowLinks_ = 0;  // links whose bandwidth is kept as a float (kSlow)
   void prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
   void buildSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
@@ -98,8 +100,7 @@ class SearchEngine {
     Pattern pattern;
     bool operator==(const PreparedFor&) const = default;
   };
-  bool prepared_ = false;
-  PreparedFor preparedFor_{};
+  std::optional<PreparedFor> preparedFor_;  // what the step tables were last prepared for
   // tryGpu from GPU (table gpuGpu_) or NET (table netGpu_) i1 to GPU c.
   void tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c, int step, int backToNet, int backToFirstRank,
                   int order, int* time, bool hinted = false);
@@ -150,8 +151,7 @@ class SearchEngine {
     int32_t kPci = kSlow;
   };
   BwMilli bwMilli_[2];
-  void tryGpu(Graph& graph, int step, int backToNet, int backToFirstRank, int order, int* time, int fromType,
-              int fromIndex, int g);
+  void tryFirstGpu(Graph& graph, int backToNet, int backToFirstRank, int order, int* time, int g);
   void recGpu(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order, int* time);
   void channelDone(Graph& graph, int* time);
   void backToNetStep(Graph& graph, int g, int step, int backToFirstRank, int order, int* time);
@@ -191,7 +191,6 @@ class SearchEngine {
   };
   const SortedSlot& sortedCandidates(int g, int net);
   void sortCandidates(SortedSlot& slot, int g, int net);
-  int netCount_ = 0;
 
   struct Table {
     int stride = 0;
