@@ -404,6 +404,39 @@ void SearchEngine::buildSteps(StepTable& t, NodeType from, NodeType to, float bw
     }
     t.firstHop[static_cast<size_t>(i1)] = first < 0 ? -1 : first;
   }
+  t.lastHop.assign(static_cast<size_t>(t.stride), -1);
+  t.lastCost.assign(static_cast<size_t>(t.stride), 0);
+  for (int i2 = 0; i2 < t.stride && kb > 0 && !params_.searchFloatReference; ++i2) {
+    int last = kNeverEntered;
+    int32_t cost = 0;
+    for (int i1 = 0; i1 < sys_.count(from) && last != -1; ++i1) {
+      const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + i2)]);
+      if ((from == to && i1 == i2) || mode == kNoStep) continue;
+      const FastPath& p = t.paths[i1 * t.stride + i2];
+      if (mode == kGeneral || p.count == 0) {
+        last = -1;
+        continue;
+      }
+      const int hop = p.hops[p.count - 1];
+      const int32_t c = mode == kPci ? t.reserve[p.coded[p.count - 1] & 1] : t.reserve[0];
+      if (last == kNeverEntered) last = hop, cost = c;
+      else if (last != hop || cost != c) last = -1;
+    }
+    t.lastHop[static_cast<size_t>(i2)] = last;
+    t.lastCost[static_cast<size_t>(i2)] = cost;
+  }
+}
+
+// True when no step of table t can succeed: every to-index is entered through one exact link
+// (or never), and that link lacks the bandwidth. Only decisive with no float link about.
+bool SearchEngine::allEntriesShort(const StepTable& t) const {
+  if (slowLinks_ != 0) return false;
+  for (size_t i2 = 0; i2 < t.lastHop.size(); ++i2) {
+    const int hop = t.lastHop[i2];
+    if (hop == kNeverEntered) continue;
+    if (hop < 0 || bw_[static_cast<size_t>(hop)].milli >= t.lastCost[i2]) return false;
+  }
+  return true;
 }
 
 // True when the step from i1 to i2 must fail on its last link (into a GPU another channel
@@ -442,6 +475,7 @@ void SearchEngine::prepareSearch(const Graph& graph) {
   preparedFor_ = key;
   const bool tree = isTree(graph.pattern);
   prepareSteps(gpuGpu_, NodeType::kGpu, NodeType::kGpu, graph.bwIntra, graph.typeIntra, tree);
+  if (++stepStamp_ == 0) ++stepStamp_;  // 0: never filtered
   if (sys_.inter) {
     // selectNets for every GPU (and -1) at this typeInter, as the hot steps ask for it.
     selNets_.clear();
@@ -626,6 +660,8 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
     nets = *selNets_[static_cast<size_t>(g + 1)];
   }
   if (required < -1) return;
+  // (With a NIC, backToFirstRank is -1: nothing closes a ring but the NIC.)
+  const bool closesRing = graph.pattern == Pattern::kRing && step == ngpus_ - 1 && backToFirstRank < 0;
   for (int n : nets) {
     if (!checkNet(graph, startNet, n, step)) continue;
     int nextBackToNet = -1;
@@ -642,7 +678,16 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
     if (!ok) continue;
     graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)] = netIds_[static_cast<size_t>(n)];
     netAt_[static_cast<size_t>(graph.nChannels * 2 + 1)] = firstNetIndex_[static_cast<size_t>(n)];
-    recGpu(graph, g, step, nextBackToNet, backToFirstRank, order, time);
+    if (closesRing) {
+      // recGpu(graph, g, step, -1, ...) on a ring's last GPU: a step that finds nothing left to
+      // do, then the step that ends the channel; counted as NCCL counts them.
+      if (*time > 0 && --*time > 0) {
+        --*time;
+        channelDone(graph, time);
+      }
+    } else {
+      recGpu(graph, g, step, nextBackToNet, backToFirstRank, order, time);
+    }
     if (graph.pattern == Pattern::kBalancedTree) graph.bwInter /= 2;
     releaseStep(graph, gpuNet_, g, n, mode);
     graph.bwInter = saved;
@@ -702,8 +747,19 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
 
 __attribute__((always_inline)) inline const SearchEngine::SortedSlot& SearchEngine::sortedCandidates(int g, int net) {
   SortedSlot& slot = sortedCache_[static_cast<size_t>(g * (static_cast<int>(netIds_.size()) + 1) + (net + 1))];
-  if (!slot.ready) sortCandidates(slot, g, net);
+  if (slot.stamp != stepStamp_) [[unlikely]] {
+    if (!slot.ready) sortCandidates(slot, g, net);
+    filterCandidates(slot, g);
+  }
   return slot;
+}
+
+void SearchEngine::filterCandidates(SortedSlot& slot, int g) {
+  slot.fwd.clear();
+  for (const Candidate& c : slot.order)
+    if (gpuGpu_.mode[static_cast<size_t>(g * gpuGpu_.stride + c.g)] != kNoStep) slot.fwd.push_back(c.g);
+  slot.rev.assign(slot.fwd.rbegin(), slot.fwd.rend());
+  slot.stamp = stepStamp_;
 }
 
 void SearchEngine::sortCandidates(SortedSlot& slot, int g, int net) {
@@ -726,11 +782,9 @@ void SearchEngine::sortCandidates(SortedSlot& slot, int g, int net) {
   std::sort(scores.begin(), scores.end(), scoreBefore);
   for (const GpuScore& sc : scores) slot.order.push_back(Candidate{sc.g, sc.intraBw, sc.intraNhops});
   for (const Candidate& c : slot.order) {
-    slot.fwd.push_back(c.g);
     const Candidate& first = slot.order.front();
     if (c.intraBw != first.intraBw || c.intraNhops != first.intraNhops) slot.sameIntra = false;
   }
-  slot.rev.assign(slot.fwd.rbegin(), slot.fwd.rend());
   slot.ready = true;
 }
 
@@ -843,6 +897,11 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
   bool found = false;
   bool heads = graph.pattern == Pattern::kNvls || graph.pattern == Pattern::kCollnetDirect;
   int at = netCount > 0 ? graph.nChannels % netCount : 0;  // start at the channel's NIC, then wrap
+  // Every NIC's channel starts with a step NET -> GPU. When all of them must fail (typically:
+  // the channels found so far fill every GPU's way in), no NIC reaches a GPU and no step of the
+  // budget is spent; what remains of the loop is what it writes: the NIC slot and latency of
+  // the last NIC that qualifies, and the bandwidth NCCL leaves reserved on NICs with no GPU.
+  const bool closed = !heads && allEntriesShort(netGpu_);
   for (int i = 0; i < netCount; ++i, at = at + 1 == netCount ? 0 : at + 1) {
     if (heads && found) break;
     int n = nets[static_cast<size_t>(at)];
@@ -860,7 +919,7 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
       recNetHeads(graph, n, backToNet, backToFirstRank, netCount, time, &found);
     } else {
       bool replay = graph.nChannels > 0 && graph.sameChannels == 1;
-      recNetChannel(graph, n, backToNet, backToFirstRank, time);
+      if (!closed) recNetChannel(graph, n, backToNet, backToFirstRank, time);
       PathType localType;
       netLocalGpus(n, &localType);
       // NCCL leaves the NIC's bandwidth reserved when it reaches no GPU (a `continue` skips
@@ -898,7 +957,8 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
     if (t == -1) *time = -1;
   }
   int localGpu = netLocalGpu_[static_cast<size_t>(n)];
-  if (localGpu != -1) tryGpuFrom(graph, netGpu_, n, localGpu, 0, backToNet, backToFirstRank, kFree, time);
+  if (localGpu != -1)
+    tryGpuFrom(graph, netGpu_, n, localGpu, 0, backToNet, backToFirstRank, kFree, time, /*hinted=*/true);
   PathType type;
   const std::vector<int>& gpus = netLocalGpus(n, &type);
   if (type == PathType::kDis) return;

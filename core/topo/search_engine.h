@@ -74,7 +74,13 @@ class SearchEngine {
     int32_t reserve[2] = {0, 0};  // exact cost of a link, of a PCI link (6/5)
     int32_t release[2] = {0, 0};  // their negations
     std::vector<int> firstHop;    // per from-index: the first link of all its allowed steps, or -1
+    // Per to-index: the last link of all its allowed steps and what they reserve on it
+    // (kNeverEntered: no allowed step, -1: none in common or not exact).
+    std::vector<int> lastHop;
+    std::vector<int32_t> lastCost;
   };
+  static constexpr int kNeverEntered = -2;
+  bool allEntriesShort(const StepTable& t) const;
   bool allShort(const StepTable& t, int i1) const;
   bool lastHopShort(const StepTable& t, int i1, int i2) const;
   bool hopShort(const StepTable& t, const FastPath& p, StepMode mode, int s) const;
@@ -186,11 +192,16 @@ class SearchEngine {
   struct SortedSlot {
     bool ready = false;
     std::vector<Candidate> order;
-    std::vector<int> fwd, rev;  // the GPUs of order, and reversed
-    bool sameIntra = true;      // all of them have the same GPU bandwidth and hops
+    bool sameIntra = true;  // all of them have the same GPU bandwidth and hops
+    // The GPUs of order the current gpuGpu_ table allows a step to (the others fail on their
+    // path type, changing nothing), in order and reversed; valid while stamp == stepStamp_.
+    uint32_t stamp = 0;
+    std::vector<int> fwd, rev;
   };
   const SortedSlot& sortedCandidates(int g, int net);
   void sortCandidates(SortedSlot& slot, int g, int net);
+  void filterCandidates(SortedSlot& slot, int g);
+  uint32_t stepStamp_ = 0;  // changes whenever gpuGpu_ is prepared again
 
   struct Table {
     int stride = 0;
