@@ -404,38 +404,36 @@ void SearchEngine::buildSteps(StepTable& t, NodeType from, NodeType to, float bw
     }
     t.firstHop[static_cast<size_t>(i1)] = first < 0 ? -1 : first;
   }
-  t.lastHop.assign(static_cast<size_t>(t.stride), -1);
-  t.lastCost.assign(static_cast<size_t>(t.stride), 0);
-  for (int i2 = 0; i2 < t.stride && kb > 0 && !params_.searchFloatReference; ++i2) {
-    int last = kNeverEntered;
+  t.entries.clear();
+  t.entriesKnown = kb > 0 && !params_.searchFloatReference;
+  for (int i2 = 0; i2 < t.stride && t.entriesKnown; ++i2) {
+    int last = -1;  // no allowed step into i2 yet
     int32_t cost = 0;
-    for (int i1 = 0; i1 < sys_.count(from) && last != -1; ++i1) {
+    for (int i1 = 0; i1 < sys_.count(from) && t.entriesKnown; ++i1) {
       const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + i2)]);
       if ((from == to && i1 == i2) || mode == kNoStep) continue;
       const FastPath& p = t.paths[i1 * t.stride + i2];
       if (mode == kGeneral || p.count == 0) {
-        last = -1;
-        continue;
+        t.entriesKnown = false;
+        break;
       }
       const int hop = p.hops[p.count - 1];
       const int32_t c = mode == kPci ? t.reserve[p.coded[p.count - 1] & 1] : t.reserve[0];
-      if (last == kNeverEntered) last = hop, cost = c;
-      else if (last != hop || cost != c) last = -1;
+      if (last == -1) last = hop, cost = c;
+      else if (last != hop || cost != c) t.entriesKnown = false;
     }
-    t.lastHop[static_cast<size_t>(i2)] = last;
-    t.lastCost[static_cast<size_t>(i2)] = cost;
+    if (last >= 0) t.entries.push_back(StepTable::Entry{last, cost});
   }
+  if (!t.entriesKnown) t.entries.clear();
 }
 
 // True when no step of table t can succeed: every to-index is entered through one exact link
 // (or never), and that link lacks the bandwidth. Only decisive with no float link about.
 bool SearchEngine::allEntriesShort(const StepTable& t) const {
-  if (slowLinks_ != 0) return false;
-  for (size_t i2 = 0; i2 < t.lastHop.size(); ++i2) {
-    const int hop = t.lastHop[i2];
-    if (hop == kNeverEntered) continue;
-    if (hop < 0 || bw_[static_cast<size_t>(hop)].milli >= t.lastCost[i2]) return false;
-  }
+  if (!t.entriesKnown || slowLinks_ != 0) return false;
+  const LinkBw* state = bw_.data();
+  for (const StepTable::Entry& e : t.entries)
+    if (state[e.hop].milli >= e.cost) return false;
   return true;
 }
 
@@ -897,11 +895,12 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
   bool found = false;
   bool heads = graph.pattern == Pattern::kNvls || graph.pattern == Pattern::kCollnetDirect;
   int at = netCount > 0 ? graph.nChannels % netCount : 0;  // start at the channel's NIC, then wrap
-  // Every NIC's channel starts with a step NET -> GPU. When all of them must fail (typically:
-  // the channels found so far fill every GPU's way in), no NIC reaches a GPU and no step of the
-  // budget is spent; what remains of the loop is what it writes: the NIC slot and latency of
-  // the last NIC that qualifies, and the bandwidth NCCL leaves reserved on NICs with no GPU.
-  const bool closed = !heads && allEntriesShort(netGpu_);
+  // Every NIC's channel starts with a step NET -> GPU; when all of them must fail (typically: the
+  // channels found so far fill every GPU's way in), only the loop's writes remain.
+  if (!heads && allEntriesShort(netGpu_)) {
+    recNetClosed(graph, bw);
+    return;
+  }
   for (int i = 0; i < netCount; ++i, at = at + 1 == netCount ? 0 : at + 1) {
     if (heads && found) break;
     int n = nets[static_cast<size_t>(at)];
@@ -919,7 +918,7 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
       recNetHeads(graph, n, backToNet, backToFirstRank, netCount, time, &found);
     } else {
       bool replay = graph.nChannels > 0 && graph.sameChannels == 1;
-      if (!closed) recNetChannel(graph, n, backToNet, backToFirstRank, time);
+      recNetChannel(graph, n, backToNet, backToFirstRank, time);
       PathType localType;
       netLocalGpus(n, &localType);
       // NCCL leaves the NIC's bandwidth reserved when it reaches no GPU (a `continue` skips
@@ -928,6 +927,42 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
     }
     reserveNetBw(n, -bw);
   }
+}
+
+// recNet when every NIC's first step must fail (allEntriesShort(netGpu_)): no NIC reaches a GPU
+// and no step of the budget is spent. What remains of the loop is what it writes: the NIC slot
+// and latency of the last NIC that qualifies, and the NIC bandwidths, reserved and given back
+// in float as NCCL computes them, or left reserved where NCCL leaves them (a NIC with no GPU).
+void SearchEngine::recNetClosed(Graph& graph, int bw) {
+  const std::vector<int>& nets = *selNets_[0];
+  const int netCount = static_cast<int>(nets.size());
+  if (netCount == 0) return;
+  const float fb = static_cast<float>(bw);
+  const bool replay = graph.nChannels > 0 && graph.sameChannels == 1;
+  const bool alternate = graph.pattern == Pattern::kRing && graph.crossNic == 2 && (graph.nChannels & 1);
+  const int64_t previous = alternate ? graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2 + 1)] : 0;
+  float* netBw = netBw_.data();
+  int last = -1;
+  for (int i = 0, at = graph.nChannels % netCount; i < netCount; ++i, at = at + 1 == netCount ? 0 : at + 1) {
+    const int n = nets[static_cast<size_t>(at)];
+    const Node& net = sys_.node(NodeType::kNet, n);
+    if (graph.collNet && net.net.collSupport == 0) continue;
+    if (netBw[n] < fb) continue;
+    if (alternate && net.id != previous) continue;
+    last = n;
+    const int* same = samePortList_.data() + samePortStart_[static_cast<size_t>(n)];
+    const int* end = samePortList_.data() + samePortStart_[static_cast<size_t>(n) + 1];
+    if (!replay && netLocalType_[static_cast<size_t>(n)] == PathType::kDis) {
+      for (; same != end; ++same) netBw[*same] -= fb;
+    } else {
+      for (; same != end; ++same) netBw[*same] = (netBw[*same] - fb) + fb;
+    }
+  }
+  if (last < 0) return;
+  const Node& net = sys_.node(NodeType::kNet, last);
+  graph.inter[static_cast<size_t>(graph.nChannels * 2)] = net.id;
+  netAt_[static_cast<size_t>(graph.nChannels * 2)] = firstNetIndex_[static_cast<size_t>(last)];
+  graph.latencyInter = net.net.latency;
 }
 
 // NVLS / CollNet direct: one head GPU per NIC, each GPU at most once.

@@ -74,12 +74,14 @@ class SearchEngine {
     int32_t reserve[2] = {0, 0};  // exact cost of a link, of a PCI link (6/5)
     int32_t release[2] = {0, 0};  // their negations
     std::vector<int> firstHop;    // per from-index: the first link of all its allowed steps, or -1
-    // Per to-index: the last link of all its allowed steps and what they reserve on it
-    // (kNeverEntered: no allowed step, -1: none in common or not exact).
-    std::vector<int> lastHop;
-    std::vector<int32_t> lastCost;
+    // Per to-index with allowed steps: the last link all of them take and what they reserve
+    // on it, when every to-index has one (entriesKnown; steps all exact).
+    struct Entry {
+      int32_t hop, cost;
+    };
+    std::vector<Entry> entries;
+    bool entriesKnown = false;
   };
-  static constexpr int kNeverEntered = -2;
   bool allEntriesShort(const StepTable& t) const;
   bool allShort(const StepTable& t, int i1) const;
   bool lastHopShort(const StepTable& t, int i1, int i2) const;
@@ -163,6 +165,7 @@ class SearchEngine {
   void backToNetStep(Graph& graph, int g, int step, int backToFirstRank, int order, int* time);
   void nextGpuStep(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order, int* time);
   void recNet(Graph& graph, int backToNet, int backToFirstRank, int* time);
+  void recNetClosed(Graph& graph, int bw);
   void recNetHeads(Graph& graph, int n, int backToNet, int backToFirstRank, int netCount, int* time, bool* found);
   void recNetChannel(Graph& graph, int n, int backToNet, int backToFirstRank, int* time);
   void tryNvls(Graph& graph, int g, int* time);
