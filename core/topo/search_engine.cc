@@ -188,6 +188,7 @@ int32_t SearchEngine::exactMilli(float bw) {
 float SearchEngine::subRoundBw(float a, float b) { return subRound(a, b); }
 
 void SearchEngine::setLinkBw(int i, float a, float b) {
+  ++floatOps_;
   float k = roundHalfAway((a - b) * 1000);
   LinkBw& l = bw_[static_cast<size_t>(i)];
   slowLinks_ -= l.milli == kSlow;
@@ -545,10 +546,25 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::releaseE
   return reserveExact<kPciCosts>(path, cost);
 }
 
-// followPath(graph, t.from, i1, t.to, i2, -1) after reserveStep succeeded.
+// followPath(graph, t.from, i1, t.to, i2, -1) after reserveStep succeeded; floatOps: floatOps_
+// before that reservation.
 __attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& graph, const StepTable& t, int i1, int i2,
-                                                                     StepMode mode) {
+                                                                     StepMode mode, uint64_t floatOps) {
   const FastPath& p = t.paths[i1 * t.stride + i2];
+  if (mode != kGeneral && floatOps == floatOps_) {
+    // Only integer updates since the reservation (it included), each given back in turn: the
+    // links hold what the reservation left, so adding its cost back restores the exact values
+    // it found, all in range; the checks of releaseExact cannot fail.
+    LinkBw* state = bw_.data();
+    if (mode == kUniform) {
+      const int32_t k = t.reserve[0];
+      for (int s = 0; s < p.count; ++s) state[p.hops[s]].milli += k;
+    } else {
+      for (int s = 0; s < p.count; ++s) state[p.coded[s] >> 1].milli += t.reserve[p.coded[s] & 1];
+    }
+    graph.nHops -= p.count;
+    return;
+  }
   Exact e = kFloat;
   if (mode == kUniform) e = releaseExact<false>(p, t.release);
   else if (mode == kPci) e = releaseExact<true>(p, t.release);
@@ -564,12 +580,13 @@ __attribute__((always_inline)) inline void SearchEngine::tryGpuFrom(Graph& graph
                                                                     int step, int backToNet, int backToFirstRank,
                                                                     int order, int* time, bool hinted) {
   const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + c)]);
+  const uint64_t floatOps = floatOps_;
   if (mode == kNoStep || !reserveStep(graph, t, i1, c, mode, hinted)) return;
   const uint64_t flag = 1ull << graph.nChannels;
   used_[static_cast<size_t>(c)] ^= flag;
   recGpu(graph, c, step, backToNet, backToFirstRank, order, time);
   used_[static_cast<size_t>(c)] ^= flag;
-  releaseStep(graph, t, i1, c, mode);
+  releaseStep(graph, t, i1, c, mode, floatOps);
 }
 
 int SearchEngine::replayGpu(const Graph& graph, int step) const {
@@ -623,9 +640,10 @@ void SearchEngine::recGpu(Graph& graph, int g, int step, int backToNet, int back
     int p = sys_.gpuIndexOfRank(graph.rank(graph.nChannels, 0));
     if (p < 0) return;
     const StepMode mode = static_cast<StepMode>(gpuGpu_.mode[static_cast<size_t>(g * ngpus_ + p)]);
+    const uint64_t floatOps = floatOps_;
     if (mode != kNoStep && reserveStep(graph, gpuGpu_, g, p, mode, false)) {
       recGpu(graph, p, step + 1, backToNet, -1, order, time);
-      releaseStep(graph, gpuGpu_, g, p, mode);
+      releaseStep(graph, gpuGpu_, g, p, mode, floatOps);
     }
   } else {
     recGpu(graph, g, ngpus_, -1, -1, order, time);
@@ -671,6 +689,7 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
     }
     // (bwInter as followPath needs it, should a path need the float code.)
     const StepMode mode = static_cast<StepMode>(gpuNet_.mode[static_cast<size_t>(g * gpuNet_.stride + n)]);
+    const uint64_t floatOps = floatOps_;
     bool ok = mode != kNoStep && reserveStep(graph, gpuNet_, g, n, mode, true);
     graph.bwInter = saved;
     if (!ok) continue;
@@ -687,7 +706,7 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
       recGpu(graph, g, step, nextBackToNet, backToFirstRank, order, time);
     }
     if (graph.pattern == Pattern::kBalancedTree) graph.bwInter /= 2;
-    releaseStep(graph, gpuNet_, g, n, mode);
+    releaseStep(graph, gpuNet_, g, n, mode, floatOps);
     graph.bwInter = saved;
   }
 }

@@ -100,7 +100,10 @@ class SearchEngine {
   std::vector<CachedSteps> stepCache_;
   // hinted: check first the link where the path last fell short (for steps that often do).
   bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, bool hinted);
-  void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode);
+  void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, uint64_t floatOps);
+  // Counts the float updates of links (setLinkBw): a step whose reservation saw none, with none
+  // since, gives back its exact cost without checks.
+  uint64_t floatOps_ = 0;
   void prepareSearch(const Graph& graph);
   struct PreparedFor {
     float bwIntra, bwInter;
