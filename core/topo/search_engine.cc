@@ -1,6 +1,7 @@
 #include "core/topo/search_engine.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -54,6 +55,7 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
     : sys_(system), params_(params), best_(best), ngpus_(system.count(NodeType::kGpu)) {
   buildPathTables();
   used_.assign(static_cast<size_t>(ngpus_), 0);
+  useMasks_ = ngpus_ <= 64 && !params_.searchFloatReference;
   hasNvs_ = sys_.count(NodeType::kNvs) != 0;
   for (const Node& gpu : sys_.nodes(NodeType::kGpu)) ranks_.push_back(gpu.gpu.rank);
   // A GPU's PCI bandwidth: the narrower direction of its link to its switch (truncated to int,
@@ -351,9 +353,12 @@ __attribute__((always_inline)) inline bool SearchEngine::followPath(Graph& graph
 // A channel's first GPU when nothing leads to it (one node: no NIC).
 __attribute__((always_inline)) inline void SearchEngine::tryFirstGpu(Graph& graph, int backToNet, int backToFirstRank,
                                                                      int order, int* time, int g) {
-  const uint64_t flag = 1ull << graph.nChannels;
+  const uint64_t flag = 1ull << graph.nChannels, bit = 1ull << (g & 63);
+  uint64_t& mask = chanMask_[static_cast<size_t>(graph.nChannels)];
   used_[static_cast<size_t>(g)] ^= flag;
+  mask ^= bit;
   recGpu(graph, g, 0, backToNet, backToFirstRank, order, time);
+  mask ^= bit;
   used_[static_cast<size_t>(g)] ^= flag;
 }
 
@@ -582,9 +587,12 @@ __attribute__((always_inline)) inline void SearchEngine::tryGpuFrom(Graph& graph
   const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + c)]);
   const uint64_t floatOps = floatOps_;
   if (mode == kNoStep || !reserveStep(graph, t, i1, c, mode, hinted)) return;
-  const uint64_t flag = 1ull << graph.nChannels;
+  const uint64_t flag = 1ull << graph.nChannels, bit = 1ull << (c & 63);
+  uint64_t& mask = chanMask_[static_cast<size_t>(graph.nChannels)];
   used_[static_cast<size_t>(c)] ^= flag;
+  mask ^= bit;
   recGpu(graph, c, step, backToNet, backToFirstRank, order, time);
+  mask ^= bit;
   used_[static_cast<size_t>(c)] ^= flag;
   releaseStep(graph, t, i1, c, mode, floatOps);
 }
@@ -741,6 +749,24 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
   const int net = sortNet != 0 ? netAt_[static_cast<size_t>(graph.nChannels * 2)] : -1;
   const SortedSlot& slot = sortedCandidates(g, net);
   const std::vector<Candidate>& cands = slot.order;
+  if (useMasks_) {
+    const uint64_t free = ~chanMask_[static_cast<size_t>(graph.nChannels)];
+    uint64_t todo = slot.fwdMask & free;
+    if (todo == 0) return;
+    // Reversed when every usable candidate is in the class of one of them.
+    const uint64_t usable = slot.orderMask & free;
+    const bool reverse = sortNet == -1 && (usable & ~slot.classMask[static_cast<size_t>(std::countr_zero(usable))]) == 0;
+    uint64_t positions = 0;
+    for (; todo != 0; todo &= todo - 1)
+      positions |= 1ull << slot.fwdPos[static_cast<size_t>(std::countr_zero(todo))];
+    while (positions != 0) {
+      const int i = reverse ? 63 - std::countl_zero(positions) : std::countr_zero(positions);
+      positions &= ~(1ull << i);
+      tryGpuFrom(graph, gpuGpu_, g, slot.fwd[static_cast<size_t>(i)], step + 1, backToNet, backToFirstRank, order,
+                 time, /*hinted=*/true);
+    }
+    return;
+  }
   bool reverse = false;
   if (sortNet == -1 && slot.sameIntra) {
     reverse = true;  // then the usable ones have too
@@ -776,6 +802,14 @@ void SearchEngine::filterCandidates(SortedSlot& slot, int g) {
   for (const Candidate& c : slot.order)
     if (gpuGpu_.mode[static_cast<size_t>(g * gpuGpu_.stride + c.g)] != kNoStep) slot.fwd.push_back(c.g);
   slot.rev.assign(slot.fwd.rbegin(), slot.fwd.rend());
+  if (useMasks_) {
+    slot.fwdMask = 0;
+    slot.fwdPos.assign(static_cast<size_t>(ngpus_), 0);
+    for (size_t i = 0; i < slot.fwd.size(); ++i) {
+      slot.fwdMask |= 1ull << slot.fwd[i];
+      slot.fwdPos[static_cast<size_t>(slot.fwd[i])] = static_cast<uint8_t>(i);
+    }
+  }
   slot.stamp = stepStamp_;
 }
 
@@ -801,6 +835,14 @@ void SearchEngine::sortCandidates(SortedSlot& slot, int g, int net) {
   for (const Candidate& c : slot.order) {
     const Candidate& first = slot.order.front();
     if (c.intraBw != first.intraBw || c.intraNhops != first.intraNhops) slot.sameIntra = false;
+  }
+  if (useMasks_) {
+    slot.classMask.assign(static_cast<size_t>(ngpus_), 0);
+    for (const Candidate& a : slot.order) {
+      slot.orderMask |= 1ull << a.g;
+      for (const Candidate& b : slot.order)
+        if (a.intraBw == b.intraBw && a.intraNhops == b.intraNhops) slot.classMask[static_cast<size_t>(a.g)] |= 1ull << b.g;
+    }
   }
   slot.ready = true;
 }

@@ -203,6 +203,11 @@ class SearchEngine {
     // path type, changing nothing), in order and reversed; valid while stamp == stepStamp_.
     uint32_t stamp = 0;
     std::vector<int> fwd, rev;
+    // With GPU masks (useMasks_): the GPUs of order, each GPU's class of equal GPU bandwidth
+    // and hops among them, the GPUs of fwd and each one's position there.
+    uint64_t orderMask = 0, fwdMask = 0;
+    std::vector<uint64_t> classMask;
+    std::vector<uint8_t> fwdPos;
   };
   const SortedSlot& sortedCandidates(int g, int net);
   void sortCandidates(SortedSlot& slot, int g, int net);
@@ -222,6 +227,10 @@ class SearchEngine {
   bool hasNvs_ = false;  // an NVSwitch: nextGpuStep tries only index neighbours
   std::vector<int> gpuPciBw_;
   std::vector<uint64_t> used_;  // per GPU, one bit per channel: already in that channel
+  // With at most 64 GPUs (and not in the reference search): per channel, one bit per GPU, the
+  // same facts as used_, so that next-GPU candidates are picked with mask operations.
+  bool useMasks_ = false;
+  std::array<uint64_t, 64> chanMask_{};
   std::vector<int> ranks_;      // per GPU index
   std::vector<int64_t> netIds_;
   struct NetKey {
