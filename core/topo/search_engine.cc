@@ -102,6 +102,12 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
     netLocalGpus_[static_cast<size_t>(n)] = localNodes(sys_, NodeType::kNet, n, NodeType::kGpu, &t);
     netLocalType_[static_cast<size_t>(n)] = t;
   }
+  for (int n = 0; n < nets; ++n) {
+    const Node& net = sys_.node(NodeType::kNet, n);
+    const size_t i = static_cast<size_t>(n);
+    netFacts_.push_back(NetFacts{net.id, net.net.latency, firstNetIndex_[i], net.net.collSupport != 0,
+                                 netLocalType_[i] == PathType::kDis, samePortStart_[i + 1] - samePortStart_[i] == 1});
+  }
 }
 
 const std::vector<int>& SearchEngine::netLocalGpus(int n, PathType* pathType) {
@@ -1002,28 +1008,33 @@ void SearchEngine::recNetClosed(Graph& graph, int bw) {
   const bool replay = graph.nChannels > 0 && graph.sameChannels == 1;
   const bool alternate = graph.pattern == Pattern::kRing && graph.crossNic == 2 && (graph.nChannels & 1);
   const int64_t previous = alternate ? graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2 + 1)] : 0;
+  const bool collNet = graph.collNet;
   float* netBw = netBw_.data();
+  const NetFacts* facts = netFacts_.data();
   int last = -1;
   for (int i = 0, at = graph.nChannels % netCount; i < netCount; ++i, at = at + 1 == netCount ? 0 : at + 1) {
     const int n = nets[static_cast<size_t>(at)];
-    const Node& net = sys_.node(NodeType::kNet, n);
-    if (graph.collNet && net.net.collSupport == 0) continue;
+    const NetFacts& f = facts[n];
+    if (collNet && !f.collSupport) continue;
     if (netBw[n] < fb) continue;
-    if (alternate && net.id != previous) continue;
+    if (alternate && f.id != previous) continue;
     last = n;
+    // Alone on its port with fb <= netBw[n] < 2^24 (fb an integer): netBw[n] - fb is exact, so
+    // giving fb back restores it; nothing to compute.
+    if (f.alone && !(f.noGpu && !replay) && netBw[n] < 16777216.0f) continue;
     const int* same = samePortList_.data() + samePortStart_[static_cast<size_t>(n)];
     const int* end = samePortList_.data() + samePortStart_[static_cast<size_t>(n) + 1];
-    if (!replay && netLocalType_[static_cast<size_t>(n)] == PathType::kDis) {
+    if (f.noGpu && !replay) {
       for (; same != end; ++same) netBw[*same] -= fb;
     } else {
       for (; same != end; ++same) netBw[*same] = (netBw[*same] - fb) + fb;
     }
   }
   if (last < 0) return;
-  const Node& net = sys_.node(NodeType::kNet, last);
-  graph.inter[static_cast<size_t>(graph.nChannels * 2)] = net.id;
-  netAt_[static_cast<size_t>(graph.nChannels * 2)] = firstNetIndex_[static_cast<size_t>(last)];
-  graph.latencyInter = net.net.latency;
+  const NetFacts& f = facts[last];
+  graph.inter[static_cast<size_t>(graph.nChannels * 2)] = f.id;
+  netAt_[static_cast<size_t>(graph.nChannels * 2)] = f.firstIndex;
+  graph.latencyInter = f.latency;
 }
 
 // NVLS / CollNet direct: one head GPU per NIC, each GPU at most once.

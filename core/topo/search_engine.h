@@ -242,6 +242,16 @@ class SearchEngine {
   // NETs sharing each NET's physical port: samePortList_[samePortStart_[n] .. [n + 1]).
   std::vector<int> samePortStart_, samePortList_;
   std::vector<int> netLocalGpu_;
+  // What recNetClosed reads of each NET, packed.
+  struct NetFacts {
+    int64_t id;
+    float latency;
+    int firstIndex;  // firstNetIndex_
+    bool collSupport;
+    bool noGpu;      // reaches no GPU (netLocalGpus type DIS)
+    bool alone;      // the only NET on its port
+  };
+  std::vector<NetFacts> netFacts_;
   std::vector<float> netBw_;  // NIC bandwidths during a search (written back with the links)
   // Lists computed on first use, in flat tables sized once (references to them stay valid):
   // selectNets by (path type, GPU or -1), sameRailNets by (path type, GPU, start NIC).
