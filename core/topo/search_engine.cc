@@ -629,7 +629,14 @@ void SearchEngine::channelDone(Graph& graph, int* time) {
     best_ = graph;
     if (graph.nChannels == graph.maxChannels) *time = -1;
   }
-  if (graph.nChannels < graph.maxChannels) searchRec(graph, time);
+  if (graph.nChannels < graph.maxChannels) {
+    // The next channel at once when no NIC can start it (what recNet would find; see there).
+    if (sys_.inter && graph.pattern != Pattern::kNvls && graph.pattern != Pattern::kCollnetDirect &&
+        allEntriesShort(netGpu_))
+      recNetClosed(graph, static_cast<int>(graph.bwInter));
+    else
+      searchRec(graph, time);
+  }
   graph.nChannels--;
 }
 
