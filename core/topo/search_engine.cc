@@ -212,21 +212,36 @@ void SearchEngine::setLinkBw(int i, float a, float b) {
 void SearchEngine::loadLinkBw() {
   netBw_.clear();
   for (const Node& n : sys_.nodes(NodeType::kNet)) netBw_.push_back(n.net.bw);
-  // A link still holding what the last search stored keeps its form; others are converted.
-  const bool stored = bw_.size() == links_.size();
+  // A link still holding what the engine last loaded or stored keeps its form; others are
+  // converted.
+  const bool known = bw_.size() == links_.size();
   bw_.resize(links_.size());
+  linkValue_.resize(links_.size());
+  bool converted = !known;
   for (size_t i = 0; i < links_.size(); ++i) {
-    if (stored && links_[i]->bw == linkBw(static_cast<int>(i))) continue;
-    bw_[i].milli = exactMilli(links_[i]->bw);
-    bw_[i].slowBw = links_[i]->bw;
+    const float v = links_[i]->bw;
+    if (known && v == linkValue_[i]) continue;
+    bw_[i].milli = exactMilli(v);
+    bw_[i].slowBw = v;
+    linkValue_[i] = v;
+    converted = true;
   }
-  slowLinks_ = static_cast<int>(std::count_if(bw_.begin(), bw_.end(), [](const LinkBw& l) { return l.milli == kSlow; }));
+  if (converted)
+    slowLinks_ = static_cast<int>(std::count_if(bw_.begin(), bw_.end(), [](const LinkBw& l) { return l.milli == kSlow; }));
+  floatOpsAtLoad_ = floatOps_;
 }
 
 void SearchEngine::storeLinkBw() {
   auto& nets = sys_.nodes(NodeType::kNet);
   for (size_t n = 0; n < nets.size(); ++n) nets[n].net.bw = netBw_[n];
-  for (size_t i = 0; i < links_.size(); ++i) links_[i]->bw = linkBw(static_cast<int>(i));
+  // With no float update in the search, every reservation was integer and has been given back:
+  // each link holds what was loaded, and the System has it already.
+  if (floatOps_ == floatOpsAtLoad_) return;
+  for (size_t i = 0; i < links_.size(); ++i) {
+    const float v = linkBw(static_cast<int>(i));
+    links_[i]->bw = v;
+    linkValue_[i] = v;
+  }
 }
 
 // NCCL's followPath on the float values: reserves `bw` on the first `maxSteps` links of
@@ -368,22 +383,25 @@ __attribute__((always_inline)) inline void SearchEngine::tryFirstGpu(Graph& grap
   used_[static_cast<size_t>(g)] ^= flag;
 }
 
-void SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree) {
+bool SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree) {
   // The relaxation loop comes back to the same speeds and types again and again: tables are
   // kept by what they depend on.
+  if (t.from == from && t.to == to && t.keyBw == bw && t.keyType == type && t.keyTree == tree) return false;
   for (const CachedSteps& c : stepCache_) {
     if (c.from == from && c.to == to && c.bw == bw && c.type == type && c.tree == tree) {
       t = c.table;
-      return;
+      return true;
     }
   }
   buildSteps(t, from, to, bw, type, tree);
   if (stepCache_.size() < kStepCacheSize) stepCache_.push_back(CachedSteps{from, to, bw, type, tree, t});
+  return true;
 }
 
 void SearchEngine::buildSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree) {
   t.from = from;
   t.to = to;
+  t.keyBw = bw, t.keyType = type, t.keyTree = tree;
   t.stride = sys_.count(to);
   t.paths = tables_[idx(from)][idx(to)].paths.data();
   const int32_t kb = exactMilli(bw), kbPci = exactMilli(bw * 6 / 5);
@@ -484,8 +502,9 @@ void SearchEngine::prepareSearch(const Graph& graph) {
   if (preparedFor_ == key) return;
   preparedFor_ = key;
   const bool tree = isTree(graph.pattern);
-  prepareSteps(gpuGpu_, NodeType::kGpu, NodeType::kGpu, graph.bwIntra, graph.typeIntra, tree);
-  if (++stepStamp_ == 0) ++stepStamp_;  // 0: never filtered
+  // A new gpuGpu_ table: the next-GPU candidates are filtered again.
+  if (prepareSteps(gpuGpu_, NodeType::kGpu, NodeType::kGpu, graph.bwIntra, graph.typeIntra, tree) && ++stepStamp_ == 0)
+    ++stepStamp_;  // 0: never filtered
   if (sys_.inter) {
     // selectNets for every GPU (and -1) at this typeInter, as the hot steps ask for it.
     selNets_.clear();

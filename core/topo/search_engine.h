@@ -67,6 +67,9 @@ class SearchEngine {
   };
   struct StepTable {
     NodeType from = NodeType::kGpu, to = NodeType::kGpu;
+    float keyBw = std::numeric_limits<float>::quiet_NaN();  // what it was built for (NaN: nothing)
+    int keyType = -1;
+    bool keyTree = false;
     int stride = 0;
     const FastPath* paths = nullptr;  // tables_[from][to]
     std::vector<uint8_t> mode;  // StepMode per (from, to) pair
@@ -87,7 +90,7 @@ class SearchEngine {
   bool lastHopShort(const StepTable& t, int i1, int i2) const;
   bool hopShort(const StepTable& t, const FastPath& p, StepMode mode, int s) const;
   int slowLinks_ = 0;  // links whose bandwidth is kept as a float (kSlow)
-  void prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
+  bool prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);  // false: t was it
   void buildSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
   struct CachedSteps {
     NodeType from, to;
@@ -153,6 +156,8 @@ class SearchEngine {
   std::vector<int32_t> revIndex_;     // index of each link's reverse link (-1: none)
   std::vector<std::vector<int32_t>> pathHops_;  // storage of FastPath::hops
   std::vector<LinkBw> bw_;
+  std::vector<float> linkValue_;  // each System link's value as last loaded or stored
+  uint64_t floatOpsAtLoad_ = 0;
   int searchDepth_ = 0;
   // exactMilli of the graph's inter (0) and intra (1) bandwidth and of its PCI cost (6/5),
   // recomputed when the search moves to another speed.
