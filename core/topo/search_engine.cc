@@ -165,8 +165,9 @@ void SearchEngine::buildPathTables() {
             pathHops_.push_back(std::move(coded));
             f.coded = pathHops_.back().data();
           }
-          // The integer path checks every link before it reserves any: only right when no link
-          // appears twice (paths never repeat one, but the float code covers it if they do).
+          // The integer code checks each link as it writes it and gives back what it wrote on a
+          // failure: only right when no link appears twice (paths never repeat one, but the
+          // float code covers it if they do).
           std::vector<int32_t> sorted = hops;
           std::sort(sorted.begin(), sorted.end());
           if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) f.plain = false;
