@@ -373,13 +373,12 @@ __attribute__((always_inline)) inline bool SearchEngine::followPath(Graph& graph
 }
 
 // A channel's first GPU when nothing leads to it (one node: no NIC).
-__attribute__((always_inline)) inline void SearchEngine::tryFirstGpu(Graph& graph, int backToNet, int backToFirstRank,
-                                                                     int order, int* time, int g) {
+__attribute__((always_inline)) inline void SearchEngine::tryFirstGpu(Graph& graph, const Walk& w, int g) {
   const uint64_t flag = 1ull << graph.nChannels, bit = 1ull << (g & 63);
   uint64_t& mask = chanMask_[static_cast<size_t>(graph.nChannels)];
   used_[static_cast<size_t>(g)] ^= flag;
   mask ^= bit;
-  recGpu(graph, g, 0, backToNet, backToFirstRank, order, time);
+  recGpu(graph, g, 0, w);
   mask ^= bit;
   used_[static_cast<size_t>(g)] ^= flag;
 }
@@ -608,8 +607,7 @@ __attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& grap
 }
 
 __attribute__((always_inline)) inline void SearchEngine::tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c,
-                                                                    int step, int backToNet, int backToFirstRank,
-                                                                    int order, int* time, bool hinted) {
+                                                                    int step, const Walk& w, bool hinted) {
   const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + c)]);
   const uint64_t floatOps = floatOps_;
   if (mode == kNoStep || !reserveStep(graph, t, i1, c, mode, hinted)) return;
@@ -617,7 +615,7 @@ __attribute__((always_inline)) inline void SearchEngine::tryGpuFrom(Graph& graph
   uint64_t& mask = chanMask_[static_cast<size_t>(graph.nChannels)];
   used_[static_cast<size_t>(c)] ^= flag;
   mask ^= bit;
-  recGpu(graph, c, step, backToNet, backToFirstRank, order, time);
+  recGpu(graph, c, step, w);
   mask ^= bit;
   used_[static_cast<size_t>(c)] ^= flag;
   releaseStep(graph, t, i1, c, mode, floatOps);
@@ -660,38 +658,38 @@ void SearchEngine::channelDone(Graph& graph, int* time) {
   graph.nChannels--;
 }
 
-void SearchEngine::recGpu(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order, int* time) {
-  if (*time <= 0) return;
-  (*time)--;
+void SearchEngine::recGpu(Graph& graph, int g, int step, const Walk& w) {
+  if (*w.time <= 0) return;
+  (*w.time)--;
   if (step == ngpus_) {
-    channelDone(graph, time);
+    channelDone(graph, w.time);
     return;
   }
   graph.rank(graph.nChannels, step) = ranks_[static_cast<size_t>(g)];
-  if (step == backToNet) {
-    if (sys_.inter) backToNetStep(graph, g, step, backToFirstRank, order, time);
+  if (step == w.backToNet) {
+    if (sys_.inter) backToNetStep(graph, g, step, w);
   } else if (graph.pattern == Pattern::kNvls) {
-    tryNvls(graph, g, time);
+    tryNvls(graph, g, w.time);
   } else if (graph.pattern == Pattern::kCollnetDirect) {
-    tryCollnetDirect(graph, g, time);
+    tryCollnetDirect(graph, g, w.time);
   } else if (step < ngpus_ - 1) {
-    nextGpuStep(graph, g, step, backToNet, backToFirstRank, order, time);
-  } else if (step == backToFirstRank) {
+    nextGpuStep(graph, g, step, w);
+  } else if (step == w.backToFirstRank) {
     // Close the ring: back to the channel's first GPU.
     int p = sys_.gpuIndexOfRank(graph.rank(graph.nChannels, 0));
     if (p < 0) return;
     const StepMode mode = static_cast<StepMode>(gpuGpu_.mode[static_cast<size_t>(g * ngpus_ + p)]);
     const uint64_t floatOps = floatOps_;
     if (mode != kNoStep && reserveStep(graph, gpuGpu_, g, p, mode, false)) {
-      recGpu(graph, p, step + 1, backToNet, -1, order, time);
+      recGpu(graph, p, step + 1, Walk{w.backToNet, -1, w.order, w.time});
       releaseStep(graph, gpuGpu_, g, p, mode, floatOps);
     }
   } else {
-    recGpu(graph, g, ngpus_, -1, -1, order, time);
+    recGpu(graph, g, ngpus_, Walk{-1, -1, w.order, w.time});
   }
 }
 
-void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstRank, int order, int* time) {
+void SearchEngine::backToNetStep(Graph& graph, int g, int step, const Walk& w) {
   int startNet = netAt_[static_cast<size_t>(graph.nChannels * 2)];
   if (startNet < 0) return;
   // Iterate only the NICs checkNet can accept, in the same order: a required NIC when the
@@ -718,7 +716,7 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
   }
   if (required < -1) return;
   // (With a NIC, backToFirstRank is -1: nothing closes a ring but the NIC.)
-  const bool closesRing = graph.pattern == Pattern::kRing && step == ngpus_ - 1 && backToFirstRank < 0;
+  const bool closesRing = graph.pattern == Pattern::kRing && step == ngpus_ - 1 && w.backToFirstRank < 0;
   for (int n : nets) {
     if (!checkNet(graph, startNet, n, step)) continue;
     int nextBackToNet = -1;
@@ -739,12 +737,12 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
     if (closesRing) {
       // recGpu(graph, g, step, -1, ...) on a ring's last GPU: a step that finds nothing left to
       // do, then the step that ends the channel; counted as NCCL counts them.
-      if (*time > 0 && --*time > 0) {
-        --*time;
-        channelDone(graph, time);
+      if (*w.time > 0 && --*w.time > 0) {
+        --*w.time;
+        channelDone(graph, w.time);
       }
     } else {
-      recGpu(graph, g, step, nextBackToNet, backToFirstRank, order, time);
+      recGpu(graph, g, step, Walk{nextBackToNet, w.backToFirstRank, w.order, w.time});
     }
     if (graph.pattern == Pattern::kBalancedTree) graph.bwInter /= 2;
     releaseStep(graph, gpuNet_, g, n, mode, floatOps);
@@ -754,16 +752,15 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, int backToFirstR
 
 // The next GPUs to try from g. The candidates are filtered on used_ as they are tried: every try
 // gives used_ back as it found it, so that equals filtering them all first, as NCCL does.
-__attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& graph, int g, int step, int backToNet,
-                                                                     int backToFirstRank, int order, int* time) {
+__attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& graph, int g, int step, const Walk& w) {
   if (allShort(gpuGpu_, g)) return;
-  if (order == kPciOrder) {
-    tryGpuFrom(graph, gpuGpu_, g, step + 1, step + 1, backToNet, backToFirstRank, order, time);
+  if (w.order == kPciOrder) {
+    tryGpuFrom(graph, gpuGpu_, g, step + 1, step + 1, w);
     return;
   }
-  if (order == kReplay) {
+  if (w.order == kReplay) {
     const int c = replayGpu(graph, step);
-    if (c >= 0) tryGpuFrom(graph, gpuGpu_, g, c, step + 1, backToNet, backToFirstRank, order, time);
+    if (c >= 0) tryGpuFrom(graph, gpuGpu_, g, c, step + 1, w);
     return;
   }
   const uint64_t flag = 1ull << graph.nChannels;
@@ -771,23 +768,23 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
     // NVSwitches prefer a limited set of peers (see prepareSearch).
     for (int c : nvsPeers_[static_cast<size_t>(g)])
       if (c >= 0 && !(used_[static_cast<size_t>(c)] & flag))
-        tryGpuFrom(graph, gpuGpu_, g, c, step + 1, backToNet, backToFirstRank, order, time);
+        tryGpuFrom(graph, gpuGpu_, g, c, step + 1, w);
     return;
   }
   // ncclTopoSearchNextGpuSort: candidates by NIC bandwidth, PCI bandwidth, hops to the NIC, then
   // GPU bandwidth and hops, then distance in index order. The sort keys depend only on paths,
   // so each (GPU, NIC) order is sorted once. Heading back to the NIC (sortNet -1), the order is
   // reversed when all usable candidates have the same GPU bandwidth and hops.
-  const int sortNet = backToNet == -1 ? 0 : backToNet == step + 1 ? 1 : -1;
+  const int sortNet = w.backToNet == -1 ? 0 : w.backToNet == step + 1 ? 1 : -1;
   const int net = sortNet != 0 ? netAt_[static_cast<size_t>(graph.nChannels * 2)] : -1;
   const SortedSlot& slot = sortedCandidates(g, net);
   const std::vector<Candidate>& cands = slot.order;
   if (useMasks_) {
-    const uint64_t free = ~chanMask_[static_cast<size_t>(graph.nChannels)];
-    uint64_t todo = slot.fwdMask & free;
+    const uint64_t open = ~chanMask_[static_cast<size_t>(graph.nChannels)];
+    uint64_t todo = slot.fwdMask & open;
     if (todo == 0) return;
     // Reversed when every usable candidate is in the class of one of them.
-    const uint64_t usable = slot.orderMask & free;
+    const uint64_t usable = slot.orderMask & open;
     const bool reverse = sortNet == -1 && (usable & ~slot.classMask[static_cast<size_t>(std::countr_zero(usable))]) == 0;
     uint64_t positions = 0;
     for (; todo != 0; todo &= todo - 1)
@@ -795,8 +792,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
     while (positions != 0) {
       const int i = reverse ? 63 - std::countl_zero(positions) : std::countr_zero(positions);
       positions &= ~(1ull << i);
-      tryGpuFrom(graph, gpuGpu_, g, slot.fwd[static_cast<size_t>(i)], step + 1, backToNet, backToFirstRank, order,
-                 time, /*hinted=*/true);
+      tryGpuFrom(graph, gpuGpu_, g, slot.fwd[static_cast<size_t>(i)], step + 1, w, /*hinted=*/true);
     }
     return;
   }
@@ -818,7 +814,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
   }
   for (int c : reverse ? slot.rev : slot.fwd)
     if (!(used_[static_cast<size_t>(c)] & flag))
-      tryGpuFrom(graph, gpuGpu_, g, c, step + 1, backToNet, backToFirstRank, order, time, /*hinted=*/true);
+      tryGpuFrom(graph, gpuGpu_, g, c, step + 1, w, /*hinted=*/true);
 }
 
 __attribute__((always_inline)) inline const SearchEngine::SortedSlot& SearchEngine::sortedCandidates(int g, int net) {
@@ -918,7 +914,7 @@ void SearchEngine::tryNvls(Graph& graph, int g, int* time) {
       d1++;
     } while (ok && d1 < ngpus_);
     if (!ok) d1--;
-    else recGpu(graph, -1, ngpus_, -1, -1, kFree, time);
+    else recGpu(graph, -1, ngpus_, Walk{-1, -1, kFree, time});
     while (d1) {
       d1--;
       followPath(graph, NodeType::kGpu, d1, NodeType::kNvs, 0, d1 == g ? -2 : -1);
@@ -946,7 +942,7 @@ void SearchEngine::tryCollnetDirect(Graph& graph, int g, int* time) {
       int step = 1;
       for (int i = 0; i < ngpus_; ++i)
         if (i != g) graph.rank(graph.nChannels, step++) = sys_.node(NodeType::kGpu, i).gpu.rank;
-      recGpu(graph, -1, ngpus_, -1, -1, kFree, time);
+      recGpu(graph, -1, ngpus_, Walk{-1, -1, kFree, time});
     }
     while (bwd) {
       bwd--;
@@ -1073,7 +1069,7 @@ void SearchEngine::recNetHeads(Graph& graph, int n, int backToNet, int backToFir
   int rank = sys_.node(NodeType::kGpu, gpu).gpu.rank;
   for (int c = 0; c < graph.nChannels; ++c)
     if (graph.rank(c, 0) == rank) return;
-  tryGpuFrom(graph, netGpu_, n, gpu, 0, backToNet, backToFirstRank, kFree, time);
+  tryGpuFrom(graph, netGpu_, n, gpu, 0, Walk{backToNet, backToFirstRank, kFree, time});
   *found = true;
 }
 
@@ -1082,23 +1078,24 @@ void SearchEngine::recNetHeads(Graph& graph, int n, int backToNet, int backToFir
 void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToFirstRank, int* time) {
   if (graph.nChannels > 0 && graph.sameChannels == 1) {
     int g = replayGpu(graph, -1);
-    if (g >= 0) tryGpuFrom(graph, netGpu_, n, g, 0, backToNet, backToFirstRank, kReplay, time);
+    if (g >= 0) tryGpuFrom(graph, netGpu_, n, g, 0, Walk{backToNet, backToFirstRank, kReplay, time});
     return;
   }
   if (graph.nChannels == 0 && !hasNvs_) {
     int t = kPciOrderBudget;
-    tryGpuFrom(graph, netGpu_, n, 0, 0, backToNet, backToFirstRank, kPciOrder, &t);
+    tryGpuFrom(graph, netGpu_, n, 0, 0, Walk{backToNet, backToFirstRank, kPciOrder, &t});
     if (t == -1) *time = -1;
   }
   int localGpu = netLocalGpu_[static_cast<size_t>(n)];
+  const Walk anyOrder{backToNet, backToFirstRank, kFree, time};
   if (localGpu != -1)
-    tryGpuFrom(graph, netGpu_, n, localGpu, 0, backToNet, backToFirstRank, kFree, time, /*hinted=*/true);
+    tryGpuFrom(graph, netGpu_, n, localGpu, 0, anyOrder, /*hinted=*/true);
   PathType type;
   const std::vector<int>& gpus = netLocalGpus(n, &type);
   if (type == PathType::kDis) return;
   for (int g : gpus)
     if (g != localGpu && !lastHopShort(netGpu_, n, g))
-      tryGpuFrom(graph, netGpu_, n, g, 0, backToNet, backToFirstRank, kFree, time, /*hinted=*/true);
+      tryGpuFrom(graph, netGpu_, n, g, 0, anyOrder, /*hinted=*/true);
 }
 
 void SearchEngine::searchRec(Graph& graph, int* time) {
@@ -1125,17 +1122,17 @@ void SearchEngine::searchRecInner(Graph& graph, int* time) {
     return;
   }
   if (graph.pattern == Pattern::kNvls) {
-    tryFirstGpu(graph, backToNet, backToFirstRank, kFree, time, graph.nChannels);
+    tryFirstGpu(graph, Walk{backToNet, backToFirstRank, kFree, time}, graph.nChannels);
     return;
   }
   if (graph.nChannels == 0) {
-    tryFirstGpu(graph, backToNet, backToFirstRank, kPciOrder, time, 0);
+    tryFirstGpu(graph, Walk{backToNet, backToFirstRank, kPciOrder, time}, 0);
   } else {
     int g = replayGpu(graph, -1);
-    if (g >= 0) tryFirstGpu(graph, backToNet, backToFirstRank, kReplay, time, g);
+    if (g >= 0) tryFirstGpu(graph, Walk{backToNet, backToFirstRank, kReplay, time}, g);
   }
   if (graph.sameChannels == 0 || graph.nChannels == 0)
-    for (int g = 0; g < ngpus_; ++g) tryFirstGpu(graph, backToNet, backToFirstRank, kFree, time, g);
+    for (int g = 0; g < ngpus_; ++g) tryFirstGpu(graph, Walk{backToNet, backToFirstRank, kFree, time}, g);
 }
 
 // ncclTopoSelectNets: the NICs to try, preferred ones first (each GPU's per-channel NICs),

@@ -28,6 +28,15 @@ class SearchEngine {
 
  private:
   enum Order { kFree = 0, kPciOrder = 1, kReplay = 2 };
+  // How a channel's walk goes on, the same at each of its steps but where noted (one struct,
+  // so that the recursion passes four values as one argument): the step that heads back to
+  // the NIC and the one that closes the ring (-1: none), the candidates' order, the budget.
+  struct Walk {
+    int backToNet;
+    int backToFirstRank;
+    int order;
+    int* time;
+  };
 
   // A path as the search uses it, packed: built once per search from the System's paths.
   struct FastPath {
@@ -116,8 +125,7 @@ class SearchEngine {
   };
   std::optional<PreparedFor> preparedFor_;  // what the step tables were last prepared for
   // tryGpu from GPU (table gpuGpu_) or NET (table netGpu_) i1 to GPU c.
-  void tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c, int step, int backToNet, int backToFirstRank,
-                  int order, int* time, bool hinted = false);
+  void tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c, int step, const Walk& w, bool hinted = false);
   StepTable gpuGpu_, netGpu_, gpuNet_;
   // With an NVSwitch, the peers nextGpuStep tries from each GPU, in order (at most 2, -1: none).
   std::vector<std::array<int, 2>> nvsPeers_;
@@ -167,11 +175,11 @@ class SearchEngine {
     int32_t kPci = kSlow;
   };
   BwMilli bwMilli_[2];
-  void tryFirstGpu(Graph& graph, int backToNet, int backToFirstRank, int order, int* time, int g);
-  void recGpu(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order, int* time);
+  void tryFirstGpu(Graph& graph, const Walk& w, int g);
+  void recGpu(Graph& graph, int g, int step, const Walk& w);
   void channelDone(Graph& graph, int* time);
-  void backToNetStep(Graph& graph, int g, int step, int backToFirstRank, int order, int* time);
-  void nextGpuStep(Graph& graph, int g, int step, int backToNet, int backToFirstRank, int order, int* time);
+  void backToNetStep(Graph& graph, int g, int step, const Walk& w);
+  void nextGpuStep(Graph& graph, int g, int step, const Walk& w);
   void recNet(Graph& graph, int backToNet, int backToFirstRank, int* time);
   void recNetClosed(Graph& graph, int bw);
   void recNetHeads(Graph& graph, int n, int backToNet, int backToFirstRank, int netCount, int* time, bool* found);
