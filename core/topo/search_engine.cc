@@ -197,7 +197,6 @@ int32_t SearchEngine::exactMilli(float bw) {
 float SearchEngine::subRoundBw(float a, float b) { return subRound(a, b); }
 
 void SearchEngine::setLinkBw(int i, float a, float b) {
-  ++floatOps_;
   float k = roundHalfAway((a - b) * 1000);
   LinkBw& l = bw_[static_cast<size_t>(i)];
   slowLinks_ -= l.milli == kSlow;
@@ -248,6 +247,7 @@ void SearchEngine::storeLinkBw() {
 // NCCL's followPath on the float values: reserves `bw` on the first `maxSteps` links of
 // `path`; returns how many it could reserve.
 int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
+  ++floatOps_;  // (the only caller of setLinkBw)
   const float pciBw = path.pciOverhead ? bw * 6 / 5 : bw;
   if (path.plain) {
     // Nothing in reverse (see buildPathTables); the PCI links are known from path.coded.
@@ -374,13 +374,9 @@ __attribute__((always_inline)) inline bool SearchEngine::followPath(Graph& graph
 
 // A channel's first GPU when nothing leads to it (one node: no NIC).
 __attribute__((always_inline)) inline void SearchEngine::tryFirstGpu(Graph& graph, const Walk& w, int g) {
-  const uint64_t flag = 1ull << graph.nChannels, bit = 1ull << (g & 63);
-  uint64_t& mask = chanMask_[static_cast<size_t>(graph.nChannels)];
-  used_[static_cast<size_t>(g)] ^= flag;
-  mask ^= bit;
+  toggleUsed(graph.nChannels, g);
   recGpu(graph, g, 0, w);
-  mask ^= bit;
-  used_[static_cast<size_t>(g)] ^= flag;
+  toggleUsed(graph.nChannels, g);
 }
 
 bool SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree) {
@@ -611,13 +607,9 @@ __attribute__((always_inline)) inline void SearchEngine::tryGpuFrom(Graph& graph
   const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + c)]);
   const uint64_t floatOps = floatOps_;
   if (mode == kNoStep || !reserveStep(graph, t, i1, c, mode, hinted)) return;
-  const uint64_t flag = 1ull << graph.nChannels, bit = 1ull << (c & 63);
-  uint64_t& mask = chanMask_[static_cast<size_t>(graph.nChannels)];
-  used_[static_cast<size_t>(c)] ^= flag;
-  mask ^= bit;
+  toggleUsed(graph.nChannels, c);
   recGpu(graph, c, step, w);
-  mask ^= bit;
-  used_[static_cast<size_t>(c)] ^= flag;
+  toggleUsed(graph.nChannels, c);
   releaseStep(graph, t, i1, c, mode, floatOps);
 }
 
@@ -750,8 +742,8 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, const Walk& w) {
   }
 }
 
-// The next GPUs to try from g. The candidates are filtered on used_ as they are tried: every try
-// gives used_ back as it found it, so that equals filtering them all first, as NCCL does.
+// The next GPUs to try from g. The candidates are filtered on isUsed as they are tried: every
+// try gives it back as it found it, so that equals filtering them all first, as NCCL does.
 __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& graph, int g, int step, const Walk& w) {
   if (allShort(gpuGpu_, g)) return;
   if (w.order == kPciOrder) {
@@ -763,11 +755,10 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
     if (c >= 0) tryGpuFrom(graph, gpuGpu_, g, c, step + 1, w);
     return;
   }
-  const uint64_t flag = 1ull << graph.nChannels;
   if (hasNvs_) {
     // NVSwitches prefer a limited set of peers (see prepareSearch).
     for (int c : nvsPeers_[static_cast<size_t>(g)])
-      if (c >= 0 && !(used_[static_cast<size_t>(c)] & flag))
+      if (c >= 0 && !isUsed(graph.nChannels, c))
         tryGpuFrom(graph, gpuGpu_, g, c, step + 1, w);
     return;
   }
@@ -803,7 +794,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
     reverse = true;
     const Candidate* firstUsable = nullptr;
     for (const Candidate& c : cands) {
-      if (used_[static_cast<size_t>(c.g)] & flag) continue;
+      if (isUsed(graph.nChannels, c.g)) continue;
       if (firstUsable == nullptr) {
         firstUsable = &c;
       } else if (c.intraBw != firstUsable->intraBw || c.intraNhops != firstUsable->intraNhops) {
@@ -813,7 +804,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
     }
   }
   for (int c : reverse ? slot.rev : slot.fwd)
-    if (!(used_[static_cast<size_t>(c)] & flag))
+    if (!isUsed(graph.nChannels, c))
       tryGpuFrom(graph, gpuGpu_, g, c, step + 1, w, /*hinted=*/true);
 }
 

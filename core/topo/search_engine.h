@@ -113,8 +113,8 @@ class SearchEngine {
   // hinted: check first the link where the path last fell short (for steps that often do).
   bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, bool hinted);
   void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, uint64_t floatOps);
-  // Counts the float updates of links (setLinkBw): a step whose reservation saw none, with none
-  // since, gives back its exact cost without checks.
+  // Counts the passes of the float code over links (followLinks): a step whose reservation saw
+  // none, with none since, gives back its exact cost without checks.
   uint64_t floatOps_ = 0;
   void prepareSearch(const Graph& graph);
   struct PreparedFor {
@@ -239,11 +239,19 @@ class SearchEngine {
   int ngpus_;
   bool hasNvs_ = false;  // an NVSwitch: nextGpuStep tries only index neighbours
   std::vector<int> gpuPciBw_;
-  std::vector<uint64_t> used_;  // per GPU, one bit per channel: already in that channel
-  // With at most 64 GPUs (and not in the reference search): per channel, one bit per GPU, the
-  // same facts as used_, so that next-GPU candidates are picked with mask operations.
+  // Which GPUs each channel holds so far. With at most 64 GPUs (and not in the reference
+  // search): per channel, one bit per GPU (chanMask_), so that next-GPU candidates are picked
+  // with mask operations; else per GPU, one bit per channel (used_).
   bool useMasks_ = false;
   std::array<uint64_t, 64> chanMask_{};
+  std::vector<uint64_t> used_;
+  void toggleUsed(int channel, int g) {
+    if (useMasks_) chanMask_[static_cast<size_t>(channel)] ^= 1ull << g;
+    else used_[static_cast<size_t>(g)] ^= 1ull << channel;
+  }
+  bool isUsed(int channel, int g) const {
+    return useMasks_ ? (chanMask_[static_cast<size_t>(channel)] >> g) & 1 : (used_[static_cast<size_t>(g)] >> channel) & 1;
+  }
   std::vector<int> ranks_;      // per GPU index
   std::vector<int64_t> netIds_;
   struct NetKey {
