@@ -964,6 +964,10 @@ __attribute__((always_inline)) inline bool SearchEngine::checkNet(const Graph& g
 }
 
 void SearchEngine::reserveNetBw(int n, int bw) {
+  if (netFacts_[static_cast<size_t>(n)].alone) {
+    netBw_[static_cast<size_t>(n)] -= static_cast<float>(bw);
+    return;
+  }
   const int* same = samePortList_.data() + samePortStart_[static_cast<size_t>(n)];
   const int* end = samePortList_.data() + samePortStart_[static_cast<size_t>(n) + 1];
   for (; same != end; ++same) netBw_[static_cast<size_t>(*same)] -= static_cast<float>(bw);
@@ -982,29 +986,28 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
     recNetClosed(graph, bw);
     return;
   }
+  const NetFacts* facts = netFacts_.data();
   for (int i = 0; i < netCount; ++i, at = at + 1 == netCount ? 0 : at + 1) {
     if (heads && found) break;
     int n = nets[static_cast<size_t>(at)];
-    const Node& net = sys_.node(NodeType::kNet, n);
-    if (graph.collNet && net.net.collSupport == 0) continue;
+    const NetFacts& f = facts[n];
+    if (graph.collNet && !f.collSupport) continue;
     if (netBw_[static_cast<size_t>(n)] < static_cast<float>(bw)) continue;
     if (graph.pattern == Pattern::kRing && graph.crossNic == 2 && (graph.nChannels & 1) &&
-        net.id != graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2 + 1)])
+        f.id != graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2 + 1)])
       continue;
-    graph.inter[static_cast<size_t>(graph.nChannels * 2)] = net.id;
-    netAt_[static_cast<size_t>(graph.nChannels * 2)] = firstNetIndex_[static_cast<size_t>(n)];
-    graph.latencyInter = net.net.latency;
+    graph.inter[static_cast<size_t>(graph.nChannels * 2)] = f.id;
+    netAt_[static_cast<size_t>(graph.nChannels * 2)] = f.firstIndex;
+    graph.latencyInter = f.latency;
     reserveNetBw(n, bw);
     if (heads) {
       recNetHeads(graph, n, backToNet, backToFirstRank, netCount, time, &found);
     } else {
       bool replay = graph.nChannels > 0 && graph.sameChannels == 1;
       recNetChannel(graph, n, backToNet, backToFirstRank, time);
-      PathType localType;
-      netLocalGpus(n, &localType);
       // NCCL leaves the NIC's bandwidth reserved when it reaches no GPU (a `continue` skips
       // the release); kept for identical results.
-      if (!replay && localType == PathType::kDis) continue;
+      if (!replay && f.noGpu) continue;
     }
     reserveNetBw(n, -bw);
   }
