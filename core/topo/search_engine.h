@@ -225,7 +225,7 @@ class SearchEngine {
   const SortedSlot& sortedCandidates(int g, int net);
   void sortCandidates(SortedSlot& slot, int g, int net);
   void filterCandidates(SortedSlot& slot, int g);
-  uint32_t stepStamp_ = 0;  // changes whenever gpuGpu_ is prepared again
+  uint32_t stepStamp_ = 0;  // changes whenever gpuGpu_ does
 
   struct Table {
     int stride = 0;
@@ -263,7 +263,7 @@ class SearchEngine {
   // NETs sharing each NET's physical port: samePortList_[samePortStart_[n] .. [n + 1]).
   std::vector<int> samePortStart_, samePortList_;
   std::vector<int> netLocalGpu_;
-  // What recNetClosed reads of each NET, packed.
+  // What the NIC loops (recNet, recNetClosed) read of each NET, packed.
   struct NetFacts {
     int64_t id;
     float latency;
