@@ -74,45 +74,36 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
     }
     gpuPciBw_.push_back(bw);
   }
-  int nets = sys_.count(NodeType::kNet);
-  for (const Node& n : sys_.nodes(NodeType::kNet)) {
-    netIds_.push_back(n.id);
-    netKeys_.push_back(NetKey{n.id, n.net.asic, n.net.port});
-  }
-  // What netIndex(id) gave: the first NET with the id (netAt_ holds it for graph.inter).
-  for (size_t n = 0; n < netIds_.size(); ++n)
-    firstNetIndex_.push_back(static_cast<int>(std::find(netIds_.begin(), netIds_.end(), netIds_[n]) - netIds_.begin()));
+  const auto& netNodes = sys_.nodes(NodeType::kNet);
+  nets_ = static_cast<int>(netNodes.size());
   netAt_.assign(static_cast<size_t>(kMaxChannels * 2), -1);
-  // NET indices sharing a physical port (same ASIC and port): they share its bandwidth.
-  for (size_t a = 0; a < netKeys_.size(); ++a) {
+  for (int n = 0; n < nets_; ++n) {
+    const Node& net = netNodes[static_cast<size_t>(n)];
+    // What netIndex(id) gave: the first NET with the id.
+    int first = 0;
+    while (netNodes[static_cast<size_t>(first)].id != net.id) ++first;
+    // NET indices sharing a physical port (same ASIC and port): they share its bandwidth.
     samePortStart_.push_back(static_cast<int>(samePortList_.size()));
-    for (size_t b = 0; b < netKeys_.size(); ++b)
-      if (netKeys_[a].asic == netKeys_[b].asic && netKeys_[a].port == netKeys_[b].port)
-        samePortList_.push_back(static_cast<int>(b));
+    for (int b = 0; b < nets_; ++b) {
+      const Node& other = netNodes[static_cast<size_t>(b)];
+      if (other.net.asic == net.net.asic && other.net.port == net.net.port) samePortList_.push_back(b);
+    }
+    const bool alone = static_cast<int>(samePortList_.size()) - samePortStart_.back() == 1;
+    PathType t = PathType::kDis;  // stays DIS when no GPU is reachable at all
+    netLocalGpus_.push_back(localNodes(sys_, NodeType::kNet, n, NodeType::kGpu, &t));
+    netFacts_.push_back(NetFacts{net.id, net.net.asic, net.net.port, net.net.latency, first, net.net.localGpu,
+                                 net.net.collSupport != 0, t == PathType::kDis, alone});
   }
   samePortStart_.push_back(static_cast<int>(samePortList_.size()));
-  for (const Node& n : sys_.nodes(NodeType::kNet)) netLocalGpu_.push_back(n.net.localGpu);
-  sortedCache_.resize(static_cast<size_t>(ngpus_ * (nets + 1)));
+  sortedCache_.resize(static_cast<size_t>(ngpus_ * (nets_ + 1)));
   selectNetsCache_.resize(static_cast<size_t>(kPathTypes * (ngpus_ + 1)));
-  sameRailCache_.resize(static_cast<size_t>(kPathTypes * ngpus_ * nets));
-  netLocalGpus_.resize(static_cast<size_t>(nets));
-  netLocalType_.assign(static_cast<size_t>(nets), PathType::kDis);
-  for (int n = 0; n < nets; ++n) {
-    PathType t = PathType::kDis;  // stays DIS when no GPU is reachable at all
-    netLocalGpus_[static_cast<size_t>(n)] = localNodes(sys_, NodeType::kNet, n, NodeType::kGpu, &t);
-    netLocalType_[static_cast<size_t>(n)] = t;
-  }
-  for (int n = 0; n < nets; ++n) {
-    const Node& net = sys_.node(NodeType::kNet, n);
-    const size_t i = static_cast<size_t>(n);
-    netFacts_.push_back(NetFacts{net.id, net.net.latency, firstNetIndex_[i], net.net.collSupport != 0,
-                                 netLocalType_[i] == PathType::kDis, samePortStart_[i + 1] - samePortStart_[i] == 1});
-  }
+  sameRailCache_.resize(static_cast<size_t>(kPathTypes * ngpus_ * nets_));
 }
 
-const std::vector<int>& SearchEngine::netLocalGpus(int n, PathType* pathType) {
-  *pathType = netLocalType_[static_cast<size_t>(n)];
-  return netLocalGpus_[static_cast<size_t>(n)];
+void SearchEngine::putNet(Graph& graph, int slot, int n) {
+  const NetFacts& f = netFacts_[static_cast<size_t>(n)];
+  graph.inter[static_cast<size_t>(slot)] = f.id;
+  netAt_[static_cast<size_t>(slot)] = f.firstIndex;
 }
 
 void SearchEngine::buildPathTables() {
@@ -382,15 +373,18 @@ __attribute__((always_inline)) inline void SearchEngine::tryFirstGpu(Graph& grap
 bool SearchEngine::prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree) {
   // The relaxation loop comes back to the same speeds and types again and again: tables are
   // kept by what they depend on.
-  if (t.from == from && t.to == to && t.keyBw == bw && t.keyType == type && t.keyTree == tree) return false;
-  for (const CachedSteps& c : stepCache_) {
-    if (c.from == from && c.to == to && c.bw == bw && c.type == type && c.tree == tree) {
-      t = c.table;
+  auto built = [&](const StepTable& c) {
+    return c.from == from && c.to == to && c.keyBw == bw && c.keyType == type && c.keyTree == tree;
+  };
+  if (built(t)) return false;
+  for (const StepTable& c : stepCache_) {
+    if (built(c)) {
+      t = c;
       return true;
     }
   }
   buildSteps(t, from, to, bw, type, tree);
-  if (stepCache_.size() < kStepCacheSize) stepCache_.push_back(CachedSteps{from, to, bw, type, tree, t});
+  if (stepCache_.size() < kStepCacheSize) stepCache_.push_back(t);
   return true;
 }
 
@@ -724,8 +718,7 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, const Walk& w) {
     bool ok = mode != kNoStep && reserveStep(graph, gpuNet_, g, n, mode, true);
     graph.bwInter = saved;
     if (!ok) continue;
-    graph.inter[static_cast<size_t>(graph.nChannels * 2 + 1)] = netIds_[static_cast<size_t>(n)];
-    netAt_[static_cast<size_t>(graph.nChannels * 2 + 1)] = firstNetIndex_[static_cast<size_t>(n)];
+    putNet(graph, graph.nChannels * 2 + 1, n);
     if (closesRing) {
       // recGpu(graph, g, step, -1, ...) on a ring's last GPU: a step that finds nothing left to
       // do, then the step that ends the channel; counted as NCCL counts them.
@@ -769,7 +762,6 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
   const int sortNet = w.backToNet == -1 ? 0 : w.backToNet == step + 1 ? 1 : -1;
   const int net = sortNet != 0 ? netAt_[static_cast<size_t>(graph.nChannels * 2)] : -1;
   const SortedSlot& slot = sortedCandidates(g, net);
-  const std::vector<Candidate>& cands = slot.order;
   if (useMasks_) {
     const uint64_t open = ~chanMask_[static_cast<size_t>(graph.nChannels)];
     uint64_t todo = slot.fwdMask & open;
@@ -793,7 +785,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
   } else if (sortNet == -1) {
     reverse = true;
     const Candidate* firstUsable = nullptr;
-    for (const Candidate& c : cands) {
+    for (const Candidate& c : slot.order) {
       if (isUsed(graph.nChannels, c.g)) continue;
       if (firstUsable == nullptr) {
         firstUsable = &c;
@@ -809,7 +801,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
 }
 
 __attribute__((always_inline)) inline const SearchEngine::SortedSlot& SearchEngine::sortedCandidates(int g, int net) {
-  SortedSlot& slot = sortedCache_[static_cast<size_t>(g * (static_cast<int>(netIds_.size()) + 1) + (net + 1))];
+  SortedSlot& slot = sortedCache_[static_cast<size_t>(g * (nets_ + 1) + (net + 1))];
   if (slot.stamp != stepStamp_) [[unlikely]] {
     if (!slot.ready) sortCandidates(slot, g, net);
     filterCandidates(slot, g);
@@ -821,8 +813,9 @@ void SearchEngine::filterCandidates(SortedSlot& slot, int g) {
   slot.fwd.clear();
   for (const Candidate& c : slot.order)
     if (gpuGpu_.mode[static_cast<size_t>(g * gpuGpu_.stride + c.g)] != kNoStep) slot.fwd.push_back(c.g);
-  slot.rev.assign(slot.fwd.rbegin(), slot.fwd.rend());
-  if (useMasks_) {
+  if (!useMasks_) {
+    slot.rev.assign(slot.fwd.rbegin(), slot.fwd.rend());
+  } else {
     slot.fwdMask = 0;
     slot.fwdPos.assign(static_cast<size_t>(ngpus_), 0);
     for (size_t i = 0; i < slot.fwd.size(); ++i) {
@@ -871,7 +864,7 @@ __attribute__((always_inline)) inline const std::vector<int>& SearchEngine::same
                                                                                        int startNet) {
   typeInter = std::clamp(typeInter, 0, kPathTypes - 1);
   NetList& slot =
-      sameRailCache_[static_cast<size_t>((typeInter * ngpus_ + g) * static_cast<int>(netKeys_.size()) + startNet)];
+      sameRailCache_[static_cast<size_t>((typeInter * ngpus_ + g) * nets_ + startNet)];
   if (slot.filled) return slot.nets;
   fillSameRailNets(slot, typeInter, g, startNet);
   return slot.nets;
@@ -879,9 +872,9 @@ __attribute__((always_inline)) inline const std::vector<int>& SearchEngine::same
 
 void SearchEngine::fillSameRailNets(NetList& slot, int typeInter, int g, int startNet) {
   std::vector<int> out;
-  const NetKey& start = netKeys_[static_cast<size_t>(startNet)];
+  const NetFacts& start = netFacts_[static_cast<size_t>(startNet)];
   for (int n : selectNets(typeInter, g)) {
-    const NetKey& k = netKeys_[static_cast<size_t>(n)];
+    const NetFacts& k = netFacts_[static_cast<size_t>(n)];
     if (k.asic == start.asic && k.port == start.port) out.push_back(n);
   }
   slot.nets = std::move(out);
@@ -948,8 +941,8 @@ void SearchEngine::tryCollnetDirect(Graph& graph, int g, int* time) {
 
 __attribute__((always_inline)) inline bool SearchEngine::checkNet(const Graph& graph, int startNet, int n,
                                                                   int step) const {
-  const NetKey& net = netKeys_[static_cast<size_t>(n)];
-  const NetKey& start = netKeys_[static_cast<size_t>(startNet)];
+  const NetFacts& net = netFacts_[static_cast<size_t>(n)];
+  const NetFacts& start = netFacts_[static_cast<size_t>(startNet)];
   if (graph.pattern == Pattern::kTree && net.id != start.id) return false;  // trees are symmetric
   if (graph.pattern == Pattern::kRing && graph.crossNic == 2) {
     // Alternating rings: odd channels end on the NIC the previous channel started from.
@@ -996,8 +989,7 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
     if (graph.pattern == Pattern::kRing && graph.crossNic == 2 && (graph.nChannels & 1) &&
         f.id != graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2 + 1)])
       continue;
-    graph.inter[static_cast<size_t>(graph.nChannels * 2)] = f.id;
-    netAt_[static_cast<size_t>(graph.nChannels * 2)] = f.firstIndex;
+    putNet(graph, graph.nChannels * 2, n);
     graph.latencyInter = f.latency;
     reserveNetBw(n, bw);
     if (heads) {
@@ -1048,10 +1040,8 @@ void SearchEngine::recNetClosed(Graph& graph, int bw) {
     }
   }
   if (last < 0) return;
-  const NetFacts& f = facts[last];
-  graph.inter[static_cast<size_t>(graph.nChannels * 2)] = f.id;
-  netAt_[static_cast<size_t>(graph.nChannels * 2)] = f.firstIndex;
-  graph.latencyInter = f.latency;
+  putNet(graph, graph.nChannels * 2, last);
+  graph.latencyInter = facts[last].latency;
 }
 
 // NVLS / CollNet direct: one head GPU per NIC, each GPU at most once.
@@ -1080,14 +1070,13 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
     tryGpuFrom(graph, netGpu_, n, 0, 0, Walk{backToNet, backToFirstRank, kPciOrder, &t});
     if (t == -1) *time = -1;
   }
-  int localGpu = netLocalGpu_[static_cast<size_t>(n)];
+  const NetFacts& f = netFacts_[static_cast<size_t>(n)];
+  const int localGpu = f.localGpu;
   const Walk anyOrder{backToNet, backToFirstRank, kFree, time};
   if (localGpu != -1)
     tryGpuFrom(graph, netGpu_, n, localGpu, 0, anyOrder, /*hinted=*/true);
-  PathType type;
-  const std::vector<int>& gpus = netLocalGpus(n, &type);
-  if (type == PathType::kDis) return;
-  for (int g : gpus)
+  if (f.noGpu) return;
+  for (int g : netLocalGpus_[static_cast<size_t>(n)])
     if (g != localGpu && !lastHopShort(netGpu_, n, g))
       tryGpuFrom(graph, netGpu_, n, g, 0, anyOrder, /*hinted=*/true);
 }

@@ -101,15 +101,8 @@ class SearchEngine {
   int slowLinks_ = 0;  // links whose bandwidth is kept as a float (kSlow)
   bool prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);  // false: t was it
   void buildSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
-  struct CachedSteps {
-    NodeType from, to;
-    float bw;
-    int type;
-    bool tree;
-    StepTable table;
-  };
   static constexpr size_t kStepCacheSize = 64;
-  std::vector<CachedSteps> stepCache_;
+  std::vector<StepTable> stepCache_;  // tables built so far, found by their key
   // hinted: check first the link where the path last fell short (for steps that often do).
   bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, bool hinted);
   void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, uint64_t floatOps);
@@ -195,12 +188,11 @@ class SearchEngine {
   const std::vector<int>& selectNets(int typeInter, int gpu);
   const std::vector<int>& sameRailNets(int typeInter, int gpu, int startNet);
   std::vector<const std::vector<int>*> selNets_;  // selectNets(typeInter, g) at index g + 1, per search
-  const std::vector<int>& netLocalGpus(int n, PathType* pathType);
   int gpuPciBw(int g) const { return gpuPciBw_[static_cast<size_t>(g)]; }
   // The NET index of each id the search wrote to graph.inter (same slots): the first NET with
   // that id, so that the hot steps never search the NET ids.
   std::vector<int> netAt_;
-  std::vector<int> firstNetIndex_;
+  void putNet(Graph& graph, int slot, int n);  // graph.inter[slot] and netAt_[slot] for NET n
 
   // Next-GPU candidates of GPU g in search order when heading back to NIC `net` (-1: none).
   struct Candidate {
@@ -213,7 +205,8 @@ class SearchEngine {
     std::vector<Candidate> order;
     bool sameIntra = true;  // all of them have the same GPU bandwidth and hops
     // The GPUs of order the current gpuGpu_ table allows a step to (the others fail on their
-    // path type, changing nothing), in order and reversed; valid while stamp == stepStamp_.
+    // path type, changing nothing), in order, and reversed without masks; valid while
+    // stamp == stepStamp_.
     uint32_t stamp = 0;
     std::vector<int> fwd, rev;
     // With GPU masks (useMasks_): the GPUs of order, each GPU's class of equal GPU bandwidth
@@ -253,26 +246,22 @@ class SearchEngine {
     return useMasks_ ? (chanMask_[static_cast<size_t>(channel)] >> g) & 1 : (used_[static_cast<size_t>(g)] >> channel) & 1;
   }
   std::vector<int> ranks_;      // per GPU index
-  std::vector<int64_t> netIds_;
-  struct NetKey {
+  // NETs sharing each NET's physical port: samePortList_[samePortStart_[n] .. [n + 1]).
+  std::vector<int> samePortStart_, samePortList_;
+  // What the search reads of each NET, packed.
+  struct NetFacts {
     int64_t id;
     uint64_t asic;
     int port;
-  };
-  std::vector<NetKey> netKeys_;  // a NIC port's identity, packed for the hot checks
-  // NETs sharing each NET's physical port: samePortList_[samePortStart_[n] .. [n + 1]).
-  std::vector<int> samePortStart_, samePortList_;
-  std::vector<int> netLocalGpu_;
-  // What the NIC loops (recNet, recNetClosed) read of each NET, packed.
-  struct NetFacts {
-    int64_t id;
     float latency;
-    int firstIndex;  // firstNetIndex_
+    int firstIndex;  // the first NET with this id (what netAt_ holds for it)
+    int localGpu;    // net.localGpu
     bool collSupport;
-    bool noGpu;      // reaches no GPU (netLocalGpus type DIS)
+    bool noGpu;      // reaches no GPU (localNodes type DIS)
     bool alone;      // the only NET on its port
   };
   std::vector<NetFacts> netFacts_;
+  int nets_ = 0;
   std::vector<float> netBw_;  // NIC bandwidths during a search (written back with the links)
   // Lists computed on first use, in flat tables sized once (references to them stay valid):
   // selectNets by (path type, GPU or -1), sameRailNets by (path type, GPU, start NIC).
@@ -285,8 +274,7 @@ class SearchEngine {
   std::vector<NetList> sameRailCache_;
   std::vector<SortedSlot> sortedCache_;
   std::vector<NetList> selectNetsCache_;
-  std::vector<std::vector<int>> netLocalGpus_;
-  std::vector<PathType> netLocalType_;
+  std::vector<std::vector<int>> netLocalGpus_;  // localNodes(NET n -> GPU)
 };
 
 }  // namespace weft::topo::detail
