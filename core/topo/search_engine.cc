@@ -499,6 +499,8 @@ void SearchEngine::prepareSearch(const Graph& graph) {
     // selectNets for every GPU (and -1) at this typeInter, as the hot steps ask for it.
     selNets_.clear();
     for (int g = -1; g < ngpus_; ++g) selNets_.push_back(&selectNets(graph.typeInter, g));
+    const int netCount = static_cast<int>(selNets_[0]->size());
+    for (int c = 0; c <= kMaxChannels; ++c) netStart_[static_cast<size_t>(c)] = static_cast<uint8_t>(netCount > 0 ? c % netCount : 0);
     prepareSteps(netGpu_, NodeType::kNet, NodeType::kGpu, graph.bwInter, graph.typeInter, tree);
     // Balanced trees put half of the NIC bandwidth on each of their first two GPUs.
     float back = graph.pattern == Pattern::kBalancedTree ? graph.bwInter / 2 : graph.bwInter;
@@ -956,7 +958,7 @@ __attribute__((always_inline)) inline bool SearchEngine::checkNet(const Graph& g
   return true;
 }
 
-void SearchEngine::reserveNetBw(int n, int bw) {
+__attribute__((always_inline)) inline void SearchEngine::reserveNetBw(int n, int bw) {
   if (netFacts_[static_cast<size_t>(n)].alone) {
     netBw_[static_cast<size_t>(n)] -= static_cast<float>(bw);
     return;
@@ -972,7 +974,7 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
   int netCount = static_cast<int>(nets.size());
   bool found = false;
   bool heads = graph.pattern == Pattern::kNvls || graph.pattern == Pattern::kCollnetDirect;
-  int at = netCount > 0 ? graph.nChannels % netCount : 0;  // start at the channel's NIC, then wrap
+  int at = netStart_[static_cast<size_t>(graph.nChannels)];  // start at the channel's NIC, then wrap
   // Every NIC's channel starts with a step NET -> GPU; when all of them must fail (typically: the
   // channels found so far fill every GPU's way in), only the loop's writes remain.
   if (!heads && allEntriesShort(netGpu_)) {
@@ -1021,7 +1023,8 @@ void SearchEngine::recNetClosed(Graph& graph, int bw) {
   float* netBw = netBw_.data();
   const NetFacts* facts = netFacts_.data();
   int last = -1;
-  for (int i = 0, at = graph.nChannels % netCount; i < netCount; ++i, at = at + 1 == netCount ? 0 : at + 1) {
+  for (int i = 0, at = netStart_[static_cast<size_t>(graph.nChannels)]; i < netCount;
+       ++i, at = at + 1 == netCount ? 0 : at + 1) {
     const int n = nets[static_cast<size_t>(at)];
     const NetFacts& f = facts[n];
     if (collNet && !f.collSupport) continue;
