@@ -69,7 +69,7 @@ bool runOnce(const fs::path& file, int nodes) {
 }
 
 // A `weft search FILE --nodes N` child process: its CPU time (user + system: start, every trim
-// domain of every node, the printed lines, sent to /dev/null) and its peak RSS (MB).
+// domain of every node, connect, the printed lines, sent to /dev/null) and its peak RSS (MB).
 struct ProcessRun {
   bool ok = false;
   double cpu = 0, mb = 0;
@@ -118,8 +118,9 @@ runs per node (load the XML, paths, trim, paths, and the node's first rank's sea
 identical nodes), "(min)" the fastest run. "proc cpu" and "weft MB" are the median CPU time
 (user + system) and the largest peak RSS of up to 5 whole `weft search` processes: process start,
 every trim domain of every node (a topology whose GPUs cannot all reach each other is searched
-once per domain) and the printed lines. "target" compares "weft cpu" and "weft MB" with 1/10
-of NCCL's CPU time (10 ms where NCCL needs less than 0.1 s) and 1/5 of its peak memory.
+once per domain), the connect phase and the printed lines. "target" compares "weft cpu" and
+"weft MB" with 1/10 of NCCL's CPU time (10 ms where NCCL needs less than 0.1 s) and 1/5 of its
+peak memory.
 )usage";
 
 }  // namespace

@@ -500,7 +500,8 @@ void SearchEngine::prepareSearch(const Graph& graph) {
     selNets_.clear();
     for (int g = -1; g < ngpus_; ++g) selNets_.push_back(&selectNets(graph.typeInter, g));
     const int netCount = static_cast<int>(selNets_[0]->size());
-    for (int c = 0; c <= kMaxChannels; ++c) netStart_[static_cast<size_t>(c)] = static_cast<uint8_t>(netCount > 0 ? c % netCount : 0);
+    for (int c = 0; c <= kMaxChannels; ++c)
+      netStart_[static_cast<size_t>(c)] = static_cast<uint8_t>(netCount > 0 ? c % netCount : 0);
     prepareSteps(netGpu_, NodeType::kNet, NodeType::kGpu, graph.bwInter, graph.typeInter, tree);
     // Balanced trees put half of the NIC bandwidth on each of their first two GPUs.
     float back = graph.pattern == Pattern::kBalancedTree ? graph.bwInter / 2 : graph.bwInter;

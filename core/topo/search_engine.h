@@ -188,8 +188,8 @@ class SearchEngine {
   const std::vector<int>& selectNets(int typeInter, int gpu);
   const std::vector<int>& sameRailNets(int typeInter, int gpu, int startNet);
   std::vector<const std::vector<int>*> selNets_;  // selectNets(typeInter, g) at index g + 1, per search
-  // Where recNet's NIC loop starts for each channel: nChannels % selNets_[0]->size(), per search
-  // (an integer division costs more than the rest of the closed NIC loop).
+  // Where recNet's NIC loop starts for each channel: nChannels % selNets_[0]->size(), made per
+  // search (the loop runs once per finished channel; an integer division is a slow instruction).
   std::array<uint8_t, kMaxChannels + 1> netStart_{};
   int gpuPciBw(int g) const { return gpuPciBw_[static_cast<size_t>(g)]; }
   // The NET index of each id the search wrote to graph.inter (same slots): the first NET with
