@@ -510,7 +510,7 @@ void SearchEngine::prepareSearch(const Graph& graph) {
   if (!hasNvs_) return;
   // nextGpuStep with an NVSwitch: the neighbours, each moved to the front in turn, so the last
   // one tried first; the ones without a path (or the GPU itself) never qualify.
-  nvsPeers_.assign(static_cast<size_t>(ngpus_), {-1, -1});
+  nvsPeers_.assign(static_cast<size_t>(ngpus_), {});
   for (int g = 0; g < ngpus_; ++g) {
     int prevGpu = (g - 1 + ngpus_) % ngpus_;
     int nextGpu = (g + 1) % ngpus_;
@@ -521,8 +521,13 @@ void SearchEngine::prepareSearch(const Graph& graph) {
     int k = 0;
     for (int f = 1; f >= 0; --f) {
       int c = first[f];
-      if (c < 0 || c == g || fastPath(NodeType::kGpu, g, NodeType::kGpu, c).count == 0) continue;
-      nvsPeers_[static_cast<size_t>(g)][static_cast<size_t>(k++)] = c;
+      if (c < 0 || c == g) continue;
+      const FastPath& p = fastPath(NodeType::kGpu, g, NodeType::kGpu, c);
+      if (p.count == 0) continue;
+      NvsPeer& peer = nvsPeers_[static_cast<size_t>(g)][static_cast<size_t>(k++)];
+      peer.c = c;
+      if (gpuGpu_.mode[static_cast<size_t>(g * gpuGpu_.stride + c)] == kUniform && p.count == 2)
+        peer.hops[0] = p.hops[0], peer.hops[1] = p.hops[1];
     }
   }
 }
@@ -738,6 +743,41 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, const Walk& w) {
   }
 }
 
+// tryGpuFrom(graph, gpuGpu_, g, p.c, step, w) for an NVSwitch peer. When its two links are
+// exact and both have the bandwidth (nearly always), the step is taken here: no table lookup,
+// no loop. Anything else (a link short, float links about) goes to tryGpuFrom, which finds it
+// as NCCL would, since nothing was changed yet.
+__attribute__((always_inline)) inline void SearchEngine::tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step,
+                                                                    const Walk& w) {
+  if (p.hops[0] < 0 || slowLinks_ != 0) {
+    tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
+    return;
+  }
+  int32_t& a = bw_[static_cast<size_t>(p.hops[0])].milli;
+  int32_t& b = bw_[static_cast<size_t>(p.hops[1])].milli;
+  const int32_t k = gpuGpu_.reserve[0];
+  const int32_t na = static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(k));
+  const int32_t nb = static_cast<int32_t>(static_cast<uint32_t>(b) - static_cast<uint32_t>(k));
+  if ((static_cast<uint32_t>(na) | static_cast<uint32_t>(nb)) >= static_cast<uint32_t>(kMilliLimit)) {
+    tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
+    return;
+  }
+  const uint64_t floatOps = floatOps_;
+  a = na;
+  b = nb;
+  graph.nHops += 2;
+  toggleUsed(graph.nChannels, p.c);
+  recGpu(graph, p.c, step, w);
+  toggleUsed(graph.nChannels, p.c);
+  if (floatOps == floatOps_) {
+    a += k;
+    b += k;
+    graph.nHops -= 2;
+  } else {
+    releaseStep(graph, gpuGpu_, g, p.c, kUniform, floatOps);
+  }
+}
+
 // The next GPUs to try from g. The candidates are filtered on isUsed as they are tried: every
 // try gives it back as it found it, so that equals filtering them all first, as NCCL does.
 __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& graph, int g, int step, const Walk& w) {
@@ -753,9 +793,8 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
   }
   if (hasNvs_) {
     // NVSwitches prefer a limited set of peers (see prepareSearch).
-    for (int c : nvsPeers_[static_cast<size_t>(g)])
-      if (c >= 0 && !isUsed(graph.nChannels, c))
-        tryGpuFrom(graph, gpuGpu_, g, c, step + 1, w);
+    for (const NvsPeer& p : nvsPeers_[static_cast<size_t>(g)])
+      if (p.c >= 0 && !isUsed(graph.nChannels, p.c)) tryNvsPeer(graph, g, p, step + 1, w);
     return;
   }
   // ncclTopoSearchNextGpuSort: candidates by NIC bandwidth, PCI bandwidth, hops to the NIC, then

@@ -120,8 +120,15 @@ class SearchEngine {
   // tryGpu from GPU (table gpuGpu_) or NET (table netGpu_) i1 to GPU c.
   void tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c, int step, const Walk& w, bool hinted = false);
   StepTable gpuGpu_, netGpu_, gpuNet_;
-  // With an NVSwitch, the peers nextGpuStep tries from each GPU, in order (at most 2, -1: none).
-  std::vector<std::array<int, 2>> nvsPeers_;
+  // With an NVSwitch, the peers nextGpuStep tries from each GPU, in order (at most 2, c -1:
+  // none), and, when the step to a peer is two exact links at one cost (kUniform, the usual
+  // GPU -> NVSwitch -> GPU), those links (else hops[0] is -1).
+  struct NvsPeer {
+    int c = -1;
+    int32_t hops[2] = {-1, -1};
+  };
+  std::vector<std::array<NvsPeer, 2>> nvsPeers_;
+  void tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step, const Walk& w);
   int followLinks(const FastPath& path, int maxSteps, float bw);
   bool followFloat(const FastPath& path, float bw);
   void searchRecInner(Graph& graph, int* time);
