@@ -1062,6 +1062,21 @@ void SearchEngine::recNetClosed(Graph& graph, int bw) {
   const bool collNet = graph.collNet;
   float* netBw = netBw_.data();
   const NetFacts* facts = netFacts_.data();
+  if (closedScan_ && !collNet && !alternate) {
+    // Nothing to compute on any NIC (see the loop below): the last NIC that qualifies is the
+    // first one found going backwards from where the loop ends.
+    int at = netStart_[static_cast<size_t>(graph.nChannels)];
+    for (int i = 0; i < netCount; ++i) {
+      at = at == 0 ? netCount - 1 : at - 1;
+      const int n = nets[static_cast<size_t>(at)];
+      if (netBw[n] >= fb) {
+        putNet(graph, graph.nChannels * 2, n);
+        graph.latencyInter = facts[n].latency;
+        return;
+      }
+    }
+    return;
+  }
   int last = -1;
   for (int i = 0, at = netStart_[static_cast<size_t>(graph.nChannels)]; i < netCount;
        ++i, at = at + 1 == netCount ? 0 : at + 1) {
@@ -1128,6 +1143,14 @@ void SearchEngine::searchRec(Graph& graph, int* time) {
   if (searchDepth_ == 0) {
     loadLinkBw();
     prepareSearch(graph);
+    // (NIC bandwidths only go down from here, or back to what they were.)
+    closedScan_ = sys_.inter;
+    if (closedScan_) {
+      for (int n : *selNets_[0]) {
+        const NetFacts& f = netFacts_[static_cast<size_t>(n)];
+        if (!f.alone || f.noGpu || !(netBw_[static_cast<size_t>(n)] < 8388608.0f)) closedScan_ = false;
+      }
+    }
   }
   ++searchDepth_;
   searchRecInner(graph, time);

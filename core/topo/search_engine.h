@@ -182,6 +182,9 @@ class SearchEngine {
   void nextGpuStep(Graph& graph, int g, int step, const Walk& w);
   void recNet(Graph& graph, int backToNet, int backToFirstRank, int* time);
   void recNetClosed(Graph& graph, int bw);
+  // Every NIC recNet tries is alone on its port, reaches a GPU and holds under 2^23 GB/s (set
+  // per search): recNetClosed then changes no NIC bandwidth and only looks for its last NIC.
+  bool closedScan_ = false;
   void recNetHeads(Graph& graph, int n, int backToNet, int backToFirstRank, int netCount, int* time, bool* found);
   void recNetChannel(Graph& graph, int n, int backToNet, int backToFirstRank, int* time);
   void tryNvls(Graph& graph, int g, int* time);
