@@ -534,8 +534,7 @@ void SearchEngine::prepareSearch(const Graph& graph) {
 
 // followPath(graph, t.from, i1, t.to, i2, 1) for a pair of mode `mode` (not kNoStep).
 __attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& graph, const StepTable& t, int i1, int i2,
-                                                                     StepMode mode, bool hinted) {
-  const FastPath& p = t.paths[i1 * t.stride + i2];
+                                                                     const FastPath& p, StepMode mode, bool hinted) {
   // Where this path fell short last time is the likeliest place again. With every link exact,
   // a link short anywhere fails the step with nothing changed, whatever NCCL checks first.
   if (hinted && slowLinks_ == 0 && mode != kGeneral && p.count > 0 && hopShort(t, p, mode, p.hint)) return false;
@@ -577,8 +576,8 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::releaseE
 // followPath(graph, t.from, i1, t.to, i2, -1) after reserveStep succeeded; floatOps: floatOps_
 // before that reservation.
 __attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& graph, const StepTable& t, int i1, int i2,
-                                                                     StepMode mode, uint64_t floatOps) {
-  const FastPath& p = t.paths[i1 * t.stride + i2];
+                                                                     const FastPath& p, StepMode mode,
+                                                                     uint64_t floatOps) {
   if (mode != kGeneral && floatOps == floatOps_) {
     // Only integer updates since the reservation (it included), each given back in turn: the
     // links hold what the reservation left, so adding its cost back restores the exact values
@@ -613,6 +612,16 @@ __attribute__((always_inline)) inline void SearchEngine::tryGpuFrom(Graph& graph
   recGpu(graph, c, step, w);
   toggleUsed(graph.nChannels, c);
   releaseStep(graph, t, i1, c, mode, floatOps);
+}
+
+__attribute__((always_inline)) inline void SearchEngine::tryGpuStep(Graph& graph, int g, int c, StepMode mode,
+                                                                    const FastPath& p, int step, const Walk& w) {
+  const uint64_t floatOps = floatOps_;
+  if (!reserveStep(graph, gpuGpu_, g, c, p, mode, true)) return;
+  toggleUsed(graph.nChannels, c);
+  recGpu(graph, c, step, w);
+  toggleUsed(graph.nChannels, c);
+  releaseStep(graph, gpuGpu_, g, c, p, mode, floatOps);
 }
 
 int SearchEngine::replayGpu(const Graph& graph, int step) const {
@@ -817,7 +826,8 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
     while (positions != 0) {
       const int i = reverse ? 63 - std::countl_zero(positions) : std::countr_zero(positions);
       positions &= ~(1ull << i);
-      tryGpuFrom(graph, gpuGpu_, g, slot.fwd[static_cast<size_t>(i)], step + 1, w, /*hinted=*/true);
+      const SortedSlot::Step& st = slot.fwdStep[static_cast<size_t>(i)];
+      tryGpuStep(graph, g, slot.fwd[static_cast<size_t>(i)], st.mode, *st.path, step + 1, w);
     }
     return;
   }
@@ -860,9 +870,13 @@ void SearchEngine::filterCandidates(SortedSlot& slot, int g) {
   } else {
     slot.fwdMask = 0;
     slot.fwdPos.assign(static_cast<size_t>(ngpus_), 0);
+    slot.fwdStep.clear();
     for (size_t i = 0; i < slot.fwd.size(); ++i) {
-      slot.fwdMask |= 1ull << slot.fwd[i];
-      slot.fwdPos[static_cast<size_t>(slot.fwd[i])] = static_cast<uint8_t>(i);
+      const int c = slot.fwd[i];
+      slot.fwdMask |= 1ull << c;
+      slot.fwdPos[static_cast<size_t>(c)] = static_cast<uint8_t>(i);
+      const size_t at = static_cast<size_t>(g * gpuGpu_.stride + c);
+      slot.fwdStep.push_back({static_cast<StepMode>(gpuGpu_.mode[at]), &gpuGpu_.paths[at]});
     }
   }
   slot.stamp = stepStamp_;

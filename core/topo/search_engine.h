@@ -104,8 +104,18 @@ class SearchEngine {
   static constexpr size_t kStepCacheSize = 64;
   std::vector<StepTable> stepCache_;  // tables built so far, found by their key
   // hinted: check first the link where the path last fell short (for steps that often do).
-  bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, bool hinted);
-  void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode, uint64_t floatOps);
+  __attribute__((always_inline)) bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode,
+                                                  bool hinted) {
+    return reserveStep(graph, t, i1, i2, t.paths[i1 * t.stride + i2], mode, hinted);
+  }
+  __attribute__((always_inline)) void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode,
+                                                  uint64_t floatOps) {
+    releaseStep(graph, t, i1, i2, t.paths[i1 * t.stride + i2], mode, floatOps);
+  }
+  // The same with the step's path at hand (t.paths[i1 * t.stride + i2]).
+  bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, const FastPath& p, StepMode mode, bool hinted);
+  void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, const FastPath& p, StepMode mode,
+                   uint64_t floatOps);
   // Counts the passes of the float code over links (followLinks): a step whose reservation saw
   // none, with none since, gives back its exact cost without checks.
   uint64_t floatOps_ = 0;
@@ -119,6 +129,8 @@ class SearchEngine {
   std::optional<PreparedFor> preparedFor_;  // what the step tables were last prepared for
   // tryGpu from GPU (table gpuGpu_) or NET (table netGpu_) i1 to GPU c.
   void tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c, int step, const Walk& w, bool hinted = false);
+  // The same for gpuGpu_ with the step's mode (not kNoStep) and path at hand, hinted.
+  void tryGpuStep(Graph& graph, int g, int c, StepMode mode, const FastPath& p, int step, const Walk& w);
   StepTable gpuGpu_, netGpu_, gpuNet_;
   // With an NVSwitch, the peers nextGpuStep tries from each GPU, in order (at most 2, c -1:
   // none), and, when the step to a peer is two exact links at one cost (kUniform, the usual
@@ -227,6 +239,12 @@ class SearchEngine {
     uint64_t orderMask = 0, fwdMask = 0;
     std::vector<uint64_t> classMask;
     std::vector<uint8_t> fwdPos;
+    // Per position of fwd: its step from the slot's GPU in gpuGpu_ (mode and path).
+    struct Step {
+      StepMode mode;
+      const FastPath* path;
+    };
+    std::vector<Step> fwdStep;
   };
   const SortedSlot& sortedCandidates(int g, int net);
   void sortCandidates(SortedSlot& slot, int g, int net);
