@@ -1036,22 +1036,27 @@ void SearchEngine::recNet(Graph& graph, int backToNet, int backToFirstRank, int*
     return;
   }
   const NetFacts* facts = netFacts_.data();
+  // What the loop reads of the graph does not change in it (the recursion below gives back all
+  // it changes, and writes only this channel's slots and later ones): read once.
+  const bool collNet = graph.collNet;
+  const float fbw = static_cast<float>(bw);
+  const int channel = graph.nChannels;
+  const bool alternate = graph.pattern == Pattern::kRing && graph.crossNic == 2 && (channel & 1);
+  const int64_t previous = alternate ? graph.inter[static_cast<size_t>((channel - 1) * 2 + 1)] : 0;
+  const bool replay = channel > 0 && graph.sameChannels == 1;
   for (int i = 0; i < netCount; ++i, at = at + 1 == netCount ? 0 : at + 1) {
     if (heads && found) break;
     int n = nets[static_cast<size_t>(at)];
     const NetFacts& f = facts[n];
-    if (graph.collNet && !f.collSupport) continue;
-    if (netBw_[static_cast<size_t>(n)] < static_cast<float>(bw)) continue;
-    if (graph.pattern == Pattern::kRing && graph.crossNic == 2 && (graph.nChannels & 1) &&
-        f.id != graph.inter[static_cast<size_t>((graph.nChannels - 1) * 2 + 1)])
-      continue;
-    putNet(graph, graph.nChannels * 2, n);
+    if (collNet && !f.collSupport) continue;
+    if (netBw_[static_cast<size_t>(n)] < fbw) continue;
+    if (alternate && f.id != previous) continue;
+    putNet(graph, channel * 2, n);
     graph.latencyInter = f.latency;
     reserveNetBw(n, bw);
     if (heads) {
       recNetHeads(graph, n, backToNet, backToFirstRank, netCount, time, &found);
     } else {
-      bool replay = graph.nChannels > 0 && graph.sameChannels == 1;
       recNetChannel(graph, n, backToNet, backToFirstRank, time);
       // NCCL leaves the NIC's bandwidth reserved when it reaches no GPU (a `continue` skips
       // the release); kept for identical results.
