@@ -605,23 +605,20 @@ __attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& grap
 
 __attribute__((always_inline)) inline void SearchEngine::tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c,
                                                                     int step, const Walk& w, bool hinted) {
-  const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + c)]);
-  const uint64_t floatOps = floatOps_;
-  if (mode == kNoStep || !reserveStep(graph, t, i1, c, mode, hinted)) return;
-  toggleUsed(graph.nChannels, c);
-  recGpu(graph, c, step, w);
-  toggleUsed(graph.nChannels, c);
-  releaseStep(graph, t, i1, c, mode, floatOps);
+  const size_t at = static_cast<size_t>(i1 * t.stride + c);
+  const StepMode mode = static_cast<StepMode>(t.mode[at]);
+  if (mode != kNoStep) tryGpuStep(graph, t, i1, c, mode, t.paths[at], step, w, hinted);
 }
 
-__attribute__((always_inline)) inline void SearchEngine::tryGpuStep(Graph& graph, int g, int c, StepMode mode,
-                                                                    const FastPath& p, int step, const Walk& w) {
+__attribute__((always_inline)) inline void SearchEngine::tryGpuStep(Graph& graph, const StepTable& t, int i1, int c,
+                                                                    StepMode mode, const FastPath& p, int step,
+                                                                    const Walk& w, bool hinted) {
   const uint64_t floatOps = floatOps_;
-  if (!reserveStep(graph, gpuGpu_, g, c, p, mode, true)) return;
+  if (!reserveStep(graph, t, i1, c, p, mode, hinted)) return;
   toggleUsed(graph.nChannels, c);
   recGpu(graph, c, step, w);
   toggleUsed(graph.nChannels, c);
-  releaseStep(graph, gpuGpu_, g, c, p, mode, floatOps);
+  releaseStep(graph, t, i1, c, p, mode, floatOps);
 }
 
 int SearchEngine::replayGpu(const Graph& graph, int step) const {
@@ -827,7 +824,8 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
       const int i = reverse ? 63 - std::countl_zero(positions) : std::countr_zero(positions);
       positions &= ~(1ull << i);
       const SortedSlot::Step& st = slot.fwdStep[static_cast<size_t>(i)];
-      tryGpuStep(graph, g, slot.fwd[static_cast<size_t>(i)], st.mode, *st.path, step + 1, w);
+      const int c = slot.fwd[static_cast<size_t>(i)];
+      tryGpuStep(graph, gpuGpu_, g, c, st.mode, *st.path, step + 1, w, /*hinted=*/true);
     }
     return;
   }

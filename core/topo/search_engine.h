@@ -129,8 +129,9 @@ class SearchEngine {
   std::optional<PreparedFor> preparedFor_;  // what the step tables were last prepared for
   // tryGpu from GPU (table gpuGpu_) or NET (table netGpu_) i1 to GPU c.
   void tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c, int step, const Walk& w, bool hinted = false);
-  // The same for gpuGpu_ with the step's mode (not kNoStep) and path at hand, hinted.
-  void tryGpuStep(Graph& graph, int g, int c, StepMode mode, const FastPath& p, int step, const Walk& w);
+  // The same with the step's mode (not kNoStep) and path (t.paths[i1 * t.stride + c]) at hand.
+  void tryGpuStep(Graph& graph, const StepTable& t, int i1, int c, StepMode mode, const FastPath& p, int step,
+                  const Walk& w, bool hinted);
   StepTable gpuGpu_, netGpu_, gpuNet_;
   // With an NVSwitch, the peers nextGpuStep tries from each GPU, in order (at most 2, c -1:
   // none), and, when the step to a peer is two exact links at one cost (kUniform, the usual

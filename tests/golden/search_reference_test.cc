@@ -23,8 +23,9 @@ TEST(SearchFloatReference, FastSearchEqualsTheFloatSearchOnEveryCorpusTopology) 
     auto topo = TopoXml::load(file.string());
     if (!topo.isOk()) continue;
     for (int nodes : {1, 2}) {
+      // (One node too: NCCL 2.28 keeps the NICs when one node holds every rank, so its rings
+      // start and end on NICs and NCCL_CROSS_NIC changes them.)
       for (int crossNic : {0, 1, 2}) {
-        if (nodes == 1 && crossNic != 2) continue;  // no NIC in a one-node ring
         SCOPED_TRACE(file.string() + " nodes " + std::to_string(nodes) + " NCCL_CROSS_NIC " + std::to_string(crossNic));
         OfflineOptions o;
         o.nodes = nodes;
@@ -40,7 +41,7 @@ TEST(SearchFloatReference, FastSearchEqualsTheFloatSearchOnEveryCorpusTopology) 
       }
     }
   }
-  EXPECT_GE(compared, 50) << "too few corpus topologies built: is the corpus complete?";
+  EXPECT_GE(compared, 120) << "too few corpus topologies built: is the corpus complete?";
 }
 
 }  // namespace
