@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "core/base/strings.h"
+
 namespace weft::log {
 namespace {
 
@@ -166,31 +168,27 @@ void Logger::emit(Level level, uint64_t subsys, const char* file, int line, cons
 void Logger::emitV(Level level, uint64_t subsys, const char* file, int line, const char* fmt,
                    va_list ap) {
   if (!enabled(level, subsys)) return;
-  if (tlsRecorder != nullptr && tlsRecorder->wants(level, subsys)) {
+  // The message once, before the prefix: a recorder takes it as it is. "%s" (lines formatted
+  // by the caller) is taken without a formatting pass.
+  std::string message;
+  if (std::strcmp(fmt, "%s") == 0) {
     va_list copy;
     va_copy(copy, ap);
-    char buf[1024];
-    int n = std::vsnprintf(buf, sizeof(buf), fmt, copy);
+    const char* str = va_arg(copy, const char*);
     va_end(copy);
-    std::string_view payload(buf, n < 0 ? 0 : std::min<size_t>(static_cast<size_t>(n), sizeof(buf) - 1));
-    while (!payload.empty() && payload.back() == '\n') payload.remove_suffix(1);
-    tlsRecorder->add(payload);
+    message = str != nullptr ? str : "(null)";
+  } else {
+    appendFormatV(message, fmt, ap);
+  }
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  if (tlsRecorder != nullptr && tlsRecorder->wants(level, subsys)) {
+    tlsRecorder->add(message);
     bool normal = static_cast<int>(level) <= static_cast<int>(options_.level) &&
                   (level <= Level::kWarn || (subsys & options_.mask) != 0);
     if (!normal) return;
   }
   std::string text = prefix(level, file, line);
-  va_list copy;
-  va_copy(copy, ap);
-  int n = std::vsnprintf(nullptr, 0, fmt, copy);
-  va_end(copy);
-  if (n > 0) {
-    size_t start = text.size();
-    text.resize(start + static_cast<size_t>(n) + 1);
-    std::vsnprintf(text.data() + start, static_cast<size_t>(n) + 1, fmt, ap);
-    text.resize(start + static_cast<size_t>(n));
-  }
-  while (!text.empty() && text.back() == '\n') text.pop_back();
+  text += message;
 
   std::lock_guard<std::mutex> lock(mutex_);
   if (sink_) {

@@ -11,19 +11,30 @@
 
 namespace weft {
 
+void appendFormatV(std::string& out, const char* fmt, va_list ap) {
+  char buf[1024];
+  va_list copy;
+  va_copy(copy, ap);
+  int n = std::vsnprintf(buf, sizeof(buf), fmt, copy);
+  va_end(copy);
+  if (n <= 0) return;
+  if (static_cast<size_t>(n) < sizeof(buf)) {
+    out.append(buf, static_cast<size_t>(n));
+    return;
+  }
+  size_t start = out.size();
+  out.resize(start + static_cast<size_t>(n) + 1);
+  va_copy(copy, ap);
+  std::vsnprintf(out.data() + start, static_cast<size_t>(n) + 1, fmt, copy);
+  va_end(copy);
+  out.resize(start + static_cast<size_t>(n));
+}
+
 std::string strprintf(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  va_list copy;
-  va_copy(copy, ap);
-  int n = std::vsnprintf(nullptr, 0, fmt, copy);
-  va_end(copy);
   std::string out;
-  if (n > 0) {
-    out.resize(static_cast<size_t>(n) + 1);
-    std::vsnprintf(out.data(), out.size(), fmt, ap);
-    out.resize(static_cast<size_t>(n));
-  }
+  appendFormatV(out, fmt, ap);
   va_end(ap);
   return out;
 }

@@ -1,6 +1,7 @@
 // Small string helpers shared by every stage.
 #pragma once
 
+#include <cstdarg>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +12,10 @@ namespace weft {
 
 // printf into a std::string.
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// vprintf appended to `out`: one formatting pass when the text fits 1 KiB (most do), two
+// otherwise; `ap` is left as it was given (the function works on a copy).
+void appendFormatV(std::string& out, const char* fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 std::vector<std::string_view> split(std::string_view text, char sep);
 std::string_view trim(std::string_view text);

@@ -6,7 +6,6 @@
 #include <limits>
 #include <memory>
 #include <span>
-#include <unordered_map>
 
 #include "core/topo/paths.h"
 
@@ -107,21 +106,37 @@ void SearchEngine::putNet(Graph& graph, int slot, int n) {
 }
 
 void SearchEngine::buildPathTables() {
-  // Number every link, so that the search can keep their bandwidths in a flat array.
-  std::unordered_map<const Link*, int32_t> index;
+  // Number every link, node by node, so that the search can keep their bandwidths in a flat
+  // array: a link's index is its node's first index plus its position among the node's links.
+  std::array<std::vector<int32_t>, kNodeTypeCount> first;
   for (NodeType t : kAllNodeTypes) {
     for (Node& n : sys_.nodes(t)) {
-      for (Link& l : n.links) {
-        index.emplace(&l, static_cast<int32_t>(links_.size()));
-        links_.push_back(&l);
-      }
+      first[idx(t)].push_back(static_cast<int32_t>(links_.size()));
+      for (Link& l : n.links) links_.push_back(&l);
     }
   }
-  for (const Link* l : links_) {
-    auto it = l->rev != nullptr ? index.find(l->rev) : index.end();
-    revIndex_.push_back(it != index.end() ? it->second : -1);
-  }
+  // The index of `l`, a link of `owner` (found among all links if it is not; -1 if none).
+  auto indexOf = [&](NodeRef owner, const Link* l) -> int32_t {
+    if (l == nullptr) return -1;
+    const std::vector<Link>& own = sys_.node(owner).links;
+    if (!own.empty() && l >= own.data() && l < own.data() + own.size())
+      return first[idx(owner.type)][static_cast<size_t>(owner.index)] + static_cast<int32_t>(l - own.data());
+    auto it = std::find(links_.begin(), links_.end(), l);  // not expected: links are built that way
+    return it != links_.end() ? static_cast<int32_t>(it - links_.begin()) : -1;
+  };
+  for (NodeType t : kAllNodeTypes)
+    for (const Node& n : sys_.nodes(t))
+      for (const Link& l : n.links) revIndex_.push_back(indexOf(l.rem, l.rev));
+
   const NodeType kinds[] = {NodeType::kGpu, NodeType::kNet, NodeType::kNvs};
+  // Every path's hops go to one pool, sized first so that the pointers into it stay valid.
+  size_t pool = 0;
+  for (NodeType t1 : kinds)
+    for (NodeType t2 : kinds)
+      for (const Node& n : sys_.nodes(t1))
+        for (const Path& p : n.paths[idx(t2)]) pool += 2 * p.hops.size();
+  hopPool_.clear();
+  hopPool_.reserve(pool);
   for (NodeType t1 : kinds) {
     for (NodeType t2 : kinds) {
       Table& table = tables_[idx(t1)][idx(t2)];
@@ -137,33 +152,44 @@ void SearchEngine::buildPathTables() {
           const auto& revPaths = sys_.node(t2, i2).paths[idx(t1)];
           if (paths.empty() || revPaths.empty()) continue;  // never computed: unusable, as DIS
           const Path& p = paths[static_cast<size_t>(i2)];
-          std::vector<int32_t> hops;
-          for (const Link* l : p.hops) hops.push_back(index.at(l));
           f.count = p.count();
           f.type = val(p.type);
           f.revType = val(revPaths[static_cast<size_t>(i1)].type);
           // GPU P2P through an Intel CPU root complex turns into 64-byte TLPs: more PCI bandwidth.
           f.pciOverhead = p.type == PathType::kPhb && f.fromGpu && p.viaIntelCpu;
           f.plain = true;
-          std::vector<int32_t> coded;
-          for (size_t s = 0; s < p.hops.size(); ++s) {
-            const Link* l = p.hops[s];
+          // Hop by hop from the path's start: each hop is a link of the node the one before reached.
+          const size_t hops = hopPool_.size();
+          NodeRef at{t1, i1};
+          for (const Link* l : p.hops) {
+            int32_t i = indexOf(at, l);
+            if (i < 0) break;  // not a link of this system: the path stays unusable, as DIS
+            hopPool_.push_back(i);
             if (l->revCost == RevCost::kPowerNvlink || (l->revCost == RevCost::kPreAmpereGpu && !f.fromGpu))
               f.plain = false;
-            coded.push_back(hops[s] * 2 + (l->type == LinkType::kPci ? 1 : 0));
+            at = l->rem;
           }
+          if (hopPool_.size() - hops != p.hops.size()) {
+            hopPool_.resize(hops);
+            f = FastPath{};
+            f.intra = intra;
+            f.fromGpu = t1 == NodeType::kGpu;
+            continue;
+          }
+          f.hops = hopPool_.data() + hops;
           if (f.pciOverhead) {
-            pathHops_.push_back(std::move(coded));
-            f.coded = pathHops_.back().data();
+            f.coded = hopPool_.data() + hopPool_.size();
+            for (int s = 0; s < f.count; ++s) {
+              const Link* l = p.hops[static_cast<size_t>(s)];
+              hopPool_.push_back(f.hops[s] * 2 + (l->type == LinkType::kPci ? 1 : 0));
+            }
           }
           // The integer code checks each link as it writes it and gives back what it wrote on a
           // failure: only right when no link appears twice (paths never repeat one, but the
           // float code covers it if they do).
-          std::vector<int32_t> sorted = hops;
-          std::sort(sorted.begin(), sorted.end());
-          if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) f.plain = false;
-          pathHops_.push_back(std::move(hops));
-          f.hops = pathHops_.back().data();
+          for (int a = 0; a < f.count && f.plain; ++a)
+            for (int b = a + 1; b < f.count; ++b)
+              if (f.hops[a] == f.hops[b]) f.plain = false;
         }
       }
     }

@@ -175,7 +175,7 @@ class SearchEngine {
   void storeLinkBw();
   std::vector<Link*> links_;          // every link of the system, by index
   std::vector<int32_t> revIndex_;     // index of each link's reverse link (-1: none)
-  std::vector<std::vector<int32_t>> pathHops_;  // storage of FastPath::hops
+  std::vector<int32_t> hopPool_;     // storage of FastPath::hops and ::coded (never grows after)
   std::vector<LinkBw> bw_;
   std::vector<float> linkValue_;  // each System link's value as last loaded or stored
   uint64_t floatOpsAtLoad_ = 0;

@@ -1,5 +1,7 @@
 #include "core/topo/system_print.h"
 
+#include <charconv>
+
 #include "core/base/strings.h"
 
 namespace weft::topo {
@@ -7,6 +9,23 @@ namespace {
 
 unsigned long hexSys(int64_t id) { return static_cast<unsigned long>(systemIdOf(id)); }
 unsigned long hexLocal(int64_t id) { return static_cast<unsigned long>(localIdOf(id)); }
+
+// to_chars appended to `out`; its output is printf's for the same conversion ("%d", "%lx",
+// "%.1f"), without a format string to parse (path lines are most of what a search prints).
+template <typename... Args>
+void appendChars(std::string& out, Args... args) {
+  char buf[64];
+  std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), args...);
+  out.append(buf, r.ptr);
+}
+
+void appendNodeName(std::string& out, const Node& n) {
+  out += nodeTypeName(n.type);
+  out += '/';
+  appendChars(out, hexSys(n.id), 16);
+  out += '-';
+  appendChars(out, hexLocal(n.id), 16);
+}
 
 std::string describe(const Node& n) {
   std::string name = nodeName(n);
@@ -45,8 +64,9 @@ void printRec(const System& s, const Node& node, const Node* prev, const std::st
 }  // namespace
 
 std::string nodeName(const Node& n) {
-  std::string_view t = nodeTypeName(n.type);
-  return strprintf("%.*s/%lx-%lx", static_cast<int>(t.size()), t.data(), hexSys(n.id), hexLocal(n.id));
+  std::string out;
+  appendNodeName(out, n);
+  return out;
 }
 
 std::vector<std::string> systemBlock(const System& s) {
@@ -63,15 +83,21 @@ std::vector<std::string> pathLines(const System& s) {
   for (NodeType t : {NodeType::kGpu, NodeType::kNet}) {
     for (const Node& n : s.nodes(t)) {
       bool any = false;
-      std::string line = nodeName(n) + " :";
+      std::string line;
+      appendNodeName(line, n);
+      line += " :";
       for (NodeType pt : kAllNodeTypes) {
         const auto& paths = n.paths[idx(pt)];
         for (size_t i = 0; i < paths.size(); ++i) {
           const Path& p = paths[i];
-          std::string_view type = pathTypeName(p.type);
-          line += nodeName(s.node(pt, static_cast<int>(i))) +
-                  strprintf(" (%d/%.1f/%.*s) ", p.count(), static_cast<double>(p.bw), static_cast<int>(type.size()),
-                            type.data());
+          appendNodeName(line, s.node(pt, static_cast<int>(i)));
+          line += " (";
+          appendChars(line, p.count());
+          line += '/';
+          appendChars(line, static_cast<double>(p.bw), std::chars_format::fixed, 1);
+          line += '/';
+          line += pathTypeName(p.type);
+          line += ") ";
           any = true;
         }
       }

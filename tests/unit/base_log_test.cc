@@ -45,6 +45,21 @@ TEST(Log, RankPrefixMatchesReferenceLogs) {
   EXPECT_EQ(lines[1], "[0] NCCL INFO x");
 }
 
+TEST(Log, PreformattedLinesPassThroughWholeAndLongLinesAreNotCut) {
+  Logger logger(Options{Level::kInfo, kAll, Prefix::kRank, ""});
+  std::vector<std::string> lines;
+  logger.setSink([&](Level, uint64_t, std::string_view l) { lines.emplace_back(l); });
+  std::string path = "GPU/0-1000 :";
+  while (path.size() < 3000) path += " GPU/0-2000 (1/20.0/NVL)";
+  logger.emit(Level::kInfo, kGraph, __FILE__, __LINE__, "%s", path.c_str());
+  logger.emit(Level::kInfo, kGraph, __FILE__, __LINE__, "%s", "100% taken as is\n");
+  logger.emit(Level::kInfo, kGraph, __FILE__, __LINE__, "%s and %d", path.c_str(), 5);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "[0] NCCL INFO " + path);
+  EXPECT_EQ(lines[1], "[0] NCCL INFO 100% taken as is");
+  EXPECT_EQ(lines[2], "[0] NCCL INFO " + path + " and 5");
+}
+
 TEST(Log, NcclPrefixCarriesHostPidTidAndWarnLocation) {
   Logger logger(Options{Level::kInfo, kAll, Prefix::kNccl, ""});
   std::vector<std::string> lines;

@@ -21,6 +21,28 @@ TEST(Strings, SplitKeepsEmptyFields) {
   EXPECT_EQ(parts[1], "");
 }
 
+TEST(Strings, StrprintfFormatsShortAndLongTextWhole) {
+  EXPECT_EQ(strprintf("%d/%.1f/%s", 3, 24.05, "PIX"), "3/24.1/PIX");
+  EXPECT_EQ(strprintf("%s", ""), "");
+  // Past the 1 KiB stack buffer the text is formatted a second time into the string.
+  std::string big(5000, 'x');
+  std::string out = strprintf("<%s|%d>", big.c_str(), 7);
+  ASSERT_EQ(out.size(), big.size() + 4);
+  EXPECT_EQ(out.front(), '<');
+  EXPECT_EQ(out.substr(out.size() - 3), "|7>");
+  // Appending keeps what was there.
+  std::string head = "head ";
+  auto append = [&head](const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    appendFormatV(head, fmt, ap);
+    va_end(ap);
+  };
+  append("%s:%d", big.c_str(), 1);
+  EXPECT_EQ(head.size(), 5 + big.size() + 2);
+  EXPECT_EQ(head.substr(0, 6), "head x");
+}
+
 TEST(Strings, EditDistanceIgnoresCase) {
   EXPECT_EQ(editDistance("MAX_NCHANNELS", "max_nchannels"), 0u);
   EXPECT_EQ(editDistance("MAX_NCHANELS", "MAX_NCHANNELS"), 1u);
