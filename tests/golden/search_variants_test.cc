@@ -1,0 +1,135 @@
+// The fast search against the float reference (see search_reference_test.cc) on machines that are
+// not in the corpus: every corpus topology changed one way at a time, as other machines of the
+// same family would be (a GPU or a NIC fewer, faster or slower NICs, one NVLink per peer, PCIe
+// Gen3 switches, no GPUDirect). The shortcuts of the fast search must hold on any topology, not
+// only on the files they were measured on; a variant that NCCL cannot build is skipped, and the
+// test requires enough comparisons to mean something.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/topo/offline.h"
+#include "tests/support/corpus.h"
+
+namespace weft::topo {
+namespace {
+
+void collect(XmlNode& n, std::string_view name, std::vector<XmlNode*>& out) {
+  if (n.name() == name) out.push_back(&n);
+  for (const auto& c : n.children()) collect(*c, name, out);
+}
+
+std::vector<XmlNode*> all(XmlNode& root, std::string_view name) {
+  std::vector<XmlNode*> out;
+  collect(root, name, out);
+  return out;
+}
+
+// Each change returns false when it does not apply to the file (nothing to change).
+struct Variant {
+  const char* name;
+  std::function<bool(XmlNode&)> apply;
+};
+
+bool dropLastGpu(XmlNode& root) {
+  std::vector<XmlNode*> gpus;
+  for (XmlNode* g : all(root, "gpu"))
+    if (g->has("rank")) gpus.push_back(g);
+  if (gpus.size() < 3) return false;
+  auto rankOf = [](const XmlNode* g) { return std::atoi(g->get("rank").c_str()); };
+  XmlNode* last = *std::max_element(gpus.begin(), gpus.end(),
+                                    [&](const XmlNode* a, const XmlNode* b) { return rankOf(a) < rankOf(b); });
+  // The whole PCI device goes; NVLinks that pointed at it now point at nothing and are ignored.
+  XmlNode* device = last->parent();
+  if (device == nullptr || device->parent() == nullptr) return false;
+  device->parent()->detach(device);
+  return true;
+}
+
+bool dropLastNic(XmlNode& root) {
+  std::vector<XmlNode*> nics = all(root, "nic");
+  if (nics.size() < 2 || nics.back()->parent() == nullptr) return false;
+  nics.back()->parent()->detach(nics.back());
+  return true;
+}
+
+std::function<bool(XmlNode&)> scaleNetSpeed(int mul, int div) {
+  return [mul, div](XmlNode& root) {
+    bool any = false;
+    for (XmlNode* net : all(root, "net")) {
+      const std::string* speed = net->find("speed");
+      if (speed == nullptr) continue;
+      long long mbps = std::atoll(speed->c_str());
+      if (mbps <= 0) continue;
+      net->set("speed", std::to_string(mbps * mul / div));
+      any = true;
+    }
+    return any;
+  };
+}
+
+// Sets `key` to `value` on every <name> element that `applies` to.
+std::function<bool(XmlNode&)> setWhere(std::string name, std::string key, std::string value,
+                                       std::function<bool(const XmlNode&)> applies) {
+  return [=](XmlNode& root) {
+    bool any = false;
+    for (XmlNode* n : all(root, name)) {
+      if (!applies(*n)) continue;
+      n->set(key, value);
+      any = true;
+    }
+    return any;
+  };
+}
+
+std::string dump(const SimulatedNode& node) {
+  auto xml = graphsToXml(node.system, node.graphs.dumpOrder());
+  return xml.isOk() ? xml->toString() : xml.status().toString();
+}
+
+TEST(SearchFloatReference, FastSearchEqualsTheFloatSearchOnVariantsOfCorpusTopologies) {
+  WEFT_REQUIRE_CORPUS();
+  const std::vector<Variant> variants = {
+      {"a GPU fewer", dropLastGpu},
+      {"a NIC fewer", dropLastNic},
+      {"NICs 4x faster", scaleNetSpeed(4, 1)},
+      {"NICs 4x slower", scaleNetSpeed(1, 4)},
+      {"one NVLink per peer",
+       setWhere("nvlink", "count", "1", [](const XmlNode& n) { return std::atoi(n.get("count", "0").c_str()) > 1; })},
+      {"PCIe Gen3", setWhere("pci", "link_speed", "8.0 GT/s PCIe",
+                             [](const XmlNode& n) { return !n.get("link_speed").empty(); })},
+      {"no GPUDirect", setWhere("gpu", "gdr", "0", [](const XmlNode& n) { return n.get("gdr", "0") != "0"; })},
+  };
+  int compared = 0, applied = 0;
+  for (const auto& file : test::corpusTopologies()) {
+    auto topo = TopoXml::load(file.string());
+    if (!topo.isOk()) continue;
+    for (const Variant& v : variants) {
+      TopoXml changed = *topo;
+      if (changed.root() == nullptr || !v.apply(*changed.root())) continue;
+      ++applied;
+      for (int nodes : {1, 2}) {
+        SCOPED_TRACE(file.string() + " (" + v.name + ") nodes " + std::to_string(nodes));
+        OfflineOptions o;
+        o.nodes = nodes;
+        o.collnet = o.nvls = true;
+        auto fast = simulateNode(changed, 0, o);
+        if (!fast.isOk()) break;  // not a file NCCL can build (graph files, RCCL's version 2)
+        o.params.searchFloatReference = true;
+        auto reference = simulateNode(changed, 0, o);
+        ASSERT_TRUE(reference.isOk()) << reference.status().toString();
+        EXPECT_EQ(dump(*fast), dump(*reference));
+        ++compared;
+      }
+    }
+  }
+  std::printf("[ variants ] %d variants of corpus topologies, %d fast/reference comparisons\n", applied, compared);
+  EXPECT_GE(compared, 150) << "too few variants built: is the corpus complete?";
+}
+
+}  // namespace
+}  // namespace weft::topo
