@@ -6,15 +6,11 @@
 #include <gtest/gtest.h>
 
 #include "core/topo/offline.h"
+#include "tests/golden/float_reference.h"
 #include "tests/support/corpus.h"
 
 namespace weft::topo {
 namespace {
-
-std::string dump(const SimulatedNode& node) {
-  auto xml = graphsToXml(node.system, node.graphs.dumpOrder());
-  return xml.isOk() ? xml->toString() : xml.status().toString();
-}
 
 TEST(SearchFloatReference, FastSearchEqualsTheFloatSearchOnEveryCorpusTopology) {
   WEFT_REQUIRE_CORPUS();
@@ -31,12 +27,7 @@ TEST(SearchFloatReference, FastSearchEqualsTheFloatSearchOnEveryCorpusTopology) 
         o.nodes = nodes;
         o.collnet = o.nvls = true;
         o.params.crossNic = crossNic;
-        auto fast = simulateNode(*topo, 0, o);
-        if (!fast.isOk()) break;  // not a file NCCL can build (graph files, RCCL's version 2)
-        o.params.searchFloatReference = true;
-        auto reference = simulateNode(*topo, 0, o);
-        ASSERT_TRUE(reference.isOk()) << reference.status().toString();
-        EXPECT_EQ(dump(*fast), dump(*reference));
+        if (!::weft::test::fastEqualsFloatReference(*topo, o)) break;  // not a file NCCL can build
         ++compared;
       }
     }

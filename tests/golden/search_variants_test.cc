@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/topo/offline.h"
+#include "tests/golden/float_reference.h"
 #include "tests/support/corpus.h"
 
 namespace weft::topo {
@@ -87,11 +88,6 @@ std::function<bool(XmlNode&)> setWhere(std::string name, std::string key, std::s
   };
 }
 
-std::string dump(const SimulatedNode& node) {
-  auto xml = graphsToXml(node.system, node.graphs.dumpOrder());
-  return xml.isOk() ? xml->toString() : xml.status().toString();
-}
-
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> all = {
       {"a GPU fewer", dropLastGpu},
@@ -125,12 +121,7 @@ TEST_P(SearchVariants, FastSearchEqualsTheFloatSearch) {
       OfflineOptions o;
       o.nodes = nodes;
       o.collnet = o.nvls = true;
-      auto fast = simulateNode(changed, 0, o);
-      if (!fast.isOk()) break;  // not a file NCCL can build (graph files, RCCL's version 2)
-      o.params.searchFloatReference = true;
-      auto reference = simulateNode(changed, 0, o);
-      ASSERT_TRUE(reference.isOk()) << reference.status().toString();
-      EXPECT_EQ(dump(*fast), dump(*reference));
+      if (!::weft::test::fastEqualsFloatReference(changed, o)) break;  // not a file NCCL can build
       ++compared;
     }
   }
