@@ -216,13 +216,14 @@ float SearchEngine::subRoundBw(float a, float b) { return subRound(a, b); }
 void SearchEngine::setLinkBw(int i, float a, float b) {
   float k = roundHalfAway((a - b) * 1000);
   LinkBw& l = bw_[static_cast<size_t>(i)];
-  slowLinks_ -= l.milli == kSlow;
+  const bool wasSlow = l.milli == kSlow;
   if (std::fabs(k) < static_cast<float>(kMilliLimit)) {
     l.milli = static_cast<int32_t>(k);
+    if (wasSlow) --slowLinks_, ++slowChanges_;
   } else {
     l.milli = kSlow;
     l.slowBw = k / 1000;
-    ++slowLinks_;
+    if (!wasSlow) ++slowLinks_, ++slowChanges_;
   }
 }
 
@@ -243,9 +244,34 @@ void SearchEngine::loadLinkBw() {
     linkValue_[i] = v;
     converted = true;
   }
-  if (converted)
+  if (converted) {
     slowLinks_ = static_cast<int>(std::count_if(bw_.begin(), bw_.end(), [](const LinkBw& l) { return l.milli == kSlow; }));
+    ++slowChanges_;
+  }
   floatOpsAtLoad_ = floatOps_;
+  if (slowChanges_ != slowMarkedAt_) markSlowPaths();
+}
+
+void SearchEngine::markExactSteps(StepTable& t) {
+  t.allExact = true;
+  for (size_t at = 0; at < t.mode.size() && t.allExact; ++at)
+    if (t.mode[at] != kNoStep && !exactPath(t.paths[at])) t.allExact = false;
+}
+
+void SearchEngine::markSlowPaths() {
+  slowMarkedAt_ = slowChanges_;
+  if (slowLinks_ == 0 && !slowMarked_) return;  // nothing float, nothing marked
+  slowMarked_ = false;
+  for (auto& row : tables_) {
+    for (Table& table : row) {
+      for (FastPath& p : table.paths) {
+        p.slow = false;
+        for (int s = 0; s < p.count && slowLinks_ != 0; ++s)
+          if (bw_[static_cast<size_t>(p.hops[s])].milli == kSlow) p.slow = true;
+        slowMarked_ |= p.slow;
+      }
+    }
+  }
 }
 
 void SearchEngine::storeLinkBw() {
@@ -474,9 +500,10 @@ void SearchEngine::buildSteps(StepTable& t, NodeType from, NodeType to, float bw
 }
 
 // True when no step of table t can succeed: every to-index is entered through one exact link
-// (or never), and that link lacks the bandwidth. Only decisive with no float link about.
+// (or never), and that link lacks the bandwidth. Only decisive when the paths of all of them are
+// exact (no float link: then a step that fails leaves every link as it found it).
 bool SearchEngine::allEntriesShort(const StepTable& t) const {
-  if (!t.entriesKnown || slowLinks_ != 0) return false;
+  if (!t.entriesKnown || (slowLinks_ != 0 && !(t.allExact && slowChanges_ == slowMarkedAt_))) return false;
   const LinkBw* state = bw_.data();
   for (const StepTable::Entry& e : t.entries)
     if (state[e.hop].milli >= e.cost) return false;
@@ -485,17 +512,16 @@ bool SearchEngine::allEntriesShort(const StepTable& t) const {
 
 // True when the step from i1 to i2 must fail on its last link (into a GPU another channel
 // already fills, typically): that link is exact and lacks the bandwidth, the path is plain and
-// no link is a float one, so NCCL would fail the step with every link as it found it.
+// none of its links is a float one, so NCCL would fail the step with every link as it found it.
 __attribute__((always_inline)) inline bool SearchEngine::lastHopShort(const StepTable& t, int i1, int i2) const {
-  if (slowLinks_ != 0) return false;
   const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + i2)]);
   if (mode != kUniform && mode != kPci) return false;
   const FastPath& p = t.paths[i1 * t.stride + i2];
-  return p.count > 0 && hopShort(t, p, mode, p.count - 1);
+  return p.count > 0 && exactPath(p) && hopShort(t, p, mode, p.count - 1);
 }
 
 // Link s of path p (mode kUniform or kPci of table t) lacks the bandwidth of a step. Only
-// decisive with no float link about (slowLinks_ == 0).
+// decisive when no link of p is a float one (exactPath).
 __attribute__((always_inline)) inline bool SearchEngine::hopShort(const StepTable& t, const FastPath& p, StepMode mode,
                                                                   int s) const {
   const int32_t cost = mode == kPci ? t.reserve[p.coded[s] & 1] : t.reserve[0];
@@ -563,7 +589,7 @@ __attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& grap
                                                                      const FastPath& p, StepMode mode, bool hinted) {
   // Where this path fell short last time is the likeliest place again. With every link exact,
   // a link short anywhere fails the step with nothing changed, whatever NCCL checks first.
-  if (hinted && slowLinks_ == 0 && mode != kGeneral && p.count > 0 && hopShort(t, p, mode, p.hint)) return false;
+  if (hinted && mode != kGeneral && p.count > 0 && exactPath(p) && hopShort(t, p, mode, p.hint)) return false;
   Exact e = kFloat;
   if (mode == kUniform) e = reserveExact<false>(p, t.reserve);
   else if (mode == kPci) e = reserveExact<true>(p, t.reserve);
@@ -1186,6 +1212,7 @@ void SearchEngine::searchRec(Graph& graph, int* time) {
   if (searchDepth_ == 0) {
     loadLinkBw();
     prepareSearch(graph);
+    if (sys_.inter && slowLinks_ != 0) markExactSteps(netGpu_);
     // (NIC bandwidths only go down from here, or back to what they were.)
     closedScan_ = sys_.inter;
     if (closedScan_) {

@@ -50,6 +50,7 @@ class SearchEngine {
     bool plain = false;      // nothing in reverse, no link twice
     const int32_t* coded = nullptr;  // with pciOverhead: 2 * link index + (1 if a PCI link)
     mutable int hint = 0;            // where the last exact reservation on it fell short
+    bool slow = false;  // one of its links held a float (kSlow) value when markSlowPaths last ran
   };
   void buildPathTables();
   const FastPath& fastPath(NodeType t1, int i1, NodeType t2, int i2) const {
@@ -93,12 +94,24 @@ class SearchEngine {
     };
     std::vector<Entry> entries;
     bool entriesKnown = false;
+    bool allExact = false;  // the paths of all allowed steps are exactPath (made when a search starts)
   };
   bool allEntriesShort(const StepTable& t) const;
   bool allShort(const StepTable& t, int i1) const;
   bool lastHopShort(const StepTable& t, int i1, int i2) const;
   bool hopShort(const StepTable& t, const FastPath& p, StepMode mode, int s) const;
   int slowLinks_ = 0;  // links whose bandwidth is kept as a float (kSlow)
+  // The shortcuts that fail a step without touching its links hold for a path whose links are
+  // all exact, whatever the other links hold: FastPath::slow says which paths have a float link.
+  // It is made when a search starts (markSlowPaths) and stays true to the links as long as no
+  // link turns float or exact (slowChanges_ counts those turns).
+  uint64_t slowChanges_ = 0;
+  uint64_t slowMarkedAt_ = ~0ull;  // slowChanges_ when markSlowPaths last ran
+  bool slowMarked_ = false;        // some FastPath::slow is set
+  void markSlowPaths();
+  void markExactSteps(StepTable& t);  // sets t.allExact
+  bool exactPath(const FastPath& p) const { return slowLinks_ == 0 || (!p.slow && slowChanges_ == slowMarkedAt_); }
+
   bool prepareSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);  // false: t was it
   void buildSteps(StepTable& t, NodeType from, NodeType to, float bw, int type, bool tree);
   static constexpr size_t kStepCacheSize = 64;
