@@ -1131,14 +1131,14 @@ void SearchEngine::recNetClosed(Graph& graph, int bw) {
   const bool collNet = graph.collNet;
   float* netBw = netBw_.data();
   const NetFacts* facts = netFacts_.data();
-  if (closedScan_ && !collNet && !alternate) {
+  if (closedScan_) {
     // Nothing to compute on any NIC (see the loop below): the last NIC that qualifies is the
     // first one found going backwards from where the loop ends.
     int at = netStart_[static_cast<size_t>(graph.nChannels)];
     for (int i = 0; i < netCount; ++i) {
       at = at == 0 ? netCount - 1 : at - 1;
       const int n = nets[static_cast<size_t>(at)];
-      if (netBw[n] >= fb) {
+      if (netBw[n] >= fb && !(collNet && !facts[n].collSupport) && !(alternate && facts[n].id != previous)) {
         putNet(graph, graph.nChannels * 2, n);
         graph.latencyInter = facts[n].latency;
         return;
