@@ -213,7 +213,7 @@ int32_t SearchEngine::exactMilli(float bw) {
 
 float SearchEngine::subRoundBw(float a, float b) { return subRound(a, b); }
 
-void SearchEngine::setLinkBw(int i, float a, float b) {
+__attribute__((always_inline)) inline void SearchEngine::setLinkBw(int i, float a, float b) {
   float k = roundHalfAway((a - b) * 1000);
   LinkBw& l = bw_[static_cast<size_t>(i)];
   const bool wasSlow = l.milli == kSlow;
@@ -290,7 +290,7 @@ void SearchEngine::storeLinkBw() {
 // NCCL's followPath on the float values: reserves `bw` on the first `maxSteps` links of
 // `path`; returns how many it could reserve.
 int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
-  ++floatOps_;  // (the only caller of setLinkBw)
+  ++floatOps_;  // (see floatOps_: mixedLinks counts itself)
   const float pciBw = path.pciOverhead ? bw * 6 / 5 : bw;
   if (path.plain) {
     // Nothing in reverse (see buildPathTables); the PCI links are known from path.coded.
@@ -361,12 +361,14 @@ __attribute__((always_inline)) inline bool SearchEngine::followExact(const FastP
                                                                       int32_t kbPci) {
   if (!path.plain || params_.searchFloatReference) kb = kSlow;
   if (!path.pciOverhead) kbPci = kb;
+  const int32_t cost[2] = {kb, kbPci};
   if (kb != kSlow && kbPci != kSlow) {
-    const int32_t cost[2] = {kb, kbPci};
     Exact e = path.pciOverhead ? reserveExact<true>(path, cost) : reserveExact<false>(path, cost);
     if (e != kFloat) return e == kDone;
   }
-  return followFloat(path, bw);
+  if (kb == kSlow || !path.plain) return followFloat(path, bw);
+  const int32_t negCost[2] = {-kb, kbPci == kSlow ? kSlow : -kbPci};
+  return followMixed(path, bw, cost, negCost);
 }
 
 // NCCL's followPath on the float values of the links: all or nothing.
@@ -377,6 +379,48 @@ bool SearchEngine::followFloat(const FastPath& path, float bw) {
     return false;
   }
   return true;
+}
+
+// followFloat on a plain path when some of its links hold floats (or an exact result would
+// leave the exact range): link by link as NCCL goes, an exact link with an exact cost is
+// updated in integers (the value NCCL's float arithmetic gives, see exactMilli), any other in
+// float. cost and negCost: the exact forms of bw and of its PCI cost, and of their negations
+// (kSlow where there is none).
+bool SearchEngine::followMixed(const FastPath& path, float bw, const int32_t* cost, const int32_t* negCost) {
+  const int steps = mixedLinks(path, path.count, bw, cost);
+  if (steps == path.count) return true;
+  mixedLinks(path, steps, -bw, negCost);
+  return false;
+}
+
+// followLinks on a plain path, as followMixed does it: how many of the first maxSteps links it
+// could reserve.
+int SearchEngine::mixedLinks(const FastPath& path, int maxSteps, float bw, const int32_t* cost) {
+  const float pciBw = path.pciOverhead ? bw * 6 / 5 : bw;
+  LinkBw* state = bw_.data();
+  bool floatOp = false;
+  int s = 0;
+  for (; s < maxSteps; ++s) {
+    const int h = path.hops[s];
+    const bool pci = path.pciOverhead && (path.coded[s] & 1);
+    LinkBw& l = state[h];
+    const int32_t c = cost[pci ? 1 : 0];
+    if (l.milli != kSlow && c != kSlow) {
+      if (l.milli < c) break;
+      const int32_t next = l.milli - c;  // both under kMilliLimit in magnitude: no overflow
+      if (next > -kMilliLimit && next < kMilliLimit) {
+        l.milli = next;
+        continue;
+      }
+    }
+    const float fw = pci ? pciBw : bw;
+    const float cur = linkBw(h);
+    if (cur < fw) break;
+    setLinkBw(h, cur, fw);
+    floatOp = true;
+  }
+  if (floatOp) ++floatOps_;  // (integer updates are given back exactly: they need no count)
+  return s;
 }
 
 // ncclTopoFollowPath: with mult > 0, reserves the graph's bandwidth along the path from
@@ -595,7 +639,7 @@ __attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& grap
   else if (mode == kPci) e = reserveExact<true>(p, t.reserve);
   else return followPath(graph, t.from, i1, t.to, i2, 1);
   // A float link (or a result out of the exact range): what followPath would do from here.
-  if (e == kFloat && followFloat(p, t.bw)) e = kDone;
+  if (e == kFloat && followMixed(p, t.bw, t.reserve, t.release)) e = kDone;
   if (e != kDone) return false;
   graph.nHops += p.count;
   return true;
@@ -651,7 +695,7 @@ __attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& grap
     followPath(graph, t.from, i1, t.to, i2, -1);
     return;
   }
-  if (e == kFloat && followFloat(p, -t.bw)) e = kDone;
+  if (e == kFloat && followMixed(p, -t.bw, t.release, t.reserve)) e = kDone;
   if (e == kDone) graph.nHops -= p.count;
 }
 

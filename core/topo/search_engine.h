@@ -129,8 +129,9 @@ class SearchEngine {
   bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, const FastPath& p, StepMode mode, bool hinted);
   void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, const FastPath& p, StepMode mode,
                    uint64_t floatOps);
-  // Counts the passes of the float code over links (followLinks): a step whose reservation saw
-  // none, with none since, gives back its exact cost without checks.
+  // Counts the passes of the float code over links (followLinks, and mixedLinks where it wrote a
+  // float): a step whose reservation saw none, with none since, gives back its exact cost
+  // without checks.
   uint64_t floatOps_ = 0;
   void prepareSearch(const Graph& graph);
   struct PreparedFor {
@@ -157,6 +158,8 @@ class SearchEngine {
   void tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step, const Walk& w);
   int followLinks(const FastPath& path, int maxSteps, float bw);
   bool followFloat(const FastPath& path, float bw);
+  bool followMixed(const FastPath& path, float bw, const int32_t* cost, const int32_t* negCost);
+  int mixedLinks(const FastPath& path, int maxSteps, float bw, const int32_t* cost);
   void searchRecInner(Graph& graph, int* time);
 
   // Link bandwidths during a search. NCCL keeps them as floats and rounds every update to
