@@ -851,7 +851,7 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, const Walk& w) {
 // as NCCL would, since nothing was changed yet.
 __attribute__((always_inline)) inline void SearchEngine::tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step,
                                                                     const Walk& w) {
-  if (p.hops[0] < 0 || slowLinks_ != 0) {
+  if (p.hops[0] < 0) {
     tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
     return;
   }
@@ -861,7 +861,8 @@ __attribute__((always_inline)) inline void SearchEngine::tryNvsPeer(Graph& graph
   const int32_t na = static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(k));
   const int32_t nb = static_cast<int32_t>(static_cast<uint32_t>(b) - static_cast<uint32_t>(k));
   if ((static_cast<uint32_t>(na) | static_cast<uint32_t>(nb)) >= static_cast<uint32_t>(kMilliLimit)) {
-    tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
+    if (slowLinks_ != 0) tryNvsPeerFloat(graph, g, p, step, w);
+    else tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
     return;
   }
   const uint64_t floatOps = floatOps_;
@@ -878,6 +879,38 @@ __attribute__((always_inline)) inline void SearchEngine::tryNvsPeer(Graph& graph
   } else {
     releaseStep(graph, gpuGpu_, g, p.c, kUniform, floatOps);
   }
+}
+
+// tryNvsPeer when a link of the step is a float one (or out of the exact range): the step in
+// NCCL's float arithmetic, inline. Its two links are distinct, so checking both before writing
+// either is NCCL's check of one after the other; when one lacks the bandwidth (or, giving it
+// back, would go below -bw, which no value reaches) the general code takes the step as NCCL
+// does, from links still as they were.
+__attribute__((noinline)) void SearchEngine::tryNvsPeerFloat(Graph& graph, int g, const NvsPeer& p, int step,
+                                                             const Walk& w) {
+  const int h0 = p.hops[0], h1 = p.hops[1];
+  const float bw = gpuGpu_.bw;
+  const float a = linkBw(h0), b = linkBw(h1);
+  if (!(a >= bw && b >= bw)) {
+    tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
+    return;
+  }
+  const uint64_t floatOps = floatOps_++;
+  setLinkBw(h0, a, bw);
+  setLinkBw(h1, b, bw);
+  graph.nHops += 2;
+  toggleUsed(graph.nChannels, p.c);
+  recGpu(graph, p.c, step, w);
+  toggleUsed(graph.nChannels, p.c);
+  const float ra = linkBw(h0), rb = linkBw(h1);
+  if (!(ra >= -bw && rb >= -bw)) {
+    releaseStep(graph, gpuGpu_, g, p.c, kUniform, floatOps);
+    return;
+  }
+  ++floatOps_;
+  setLinkBw(h0, ra, -bw);
+  setLinkBw(h1, rb, -bw);
+  graph.nHops -= 2;
 }
 
 // The next GPUs to try from g. The candidates are filtered on isUsed as they are tried: every

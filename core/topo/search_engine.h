@@ -156,6 +156,7 @@ class SearchEngine {
   };
   std::vector<std::array<NvsPeer, 2>> nvsPeers_;
   void tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step, const Walk& w);
+  void tryNvsPeerFloat(Graph& graph, int g, const NvsPeer& p, int step, const Walk& w);
   int followLinks(const FastPath& path, int maxSteps, float bw);
   bool followFloat(const FastPath& path, float bw);
   bool followMixed(const FastPath& path, float bw, const int32_t* cost, const int32_t* negCost);
