@@ -554,16 +554,6 @@ bool SearchEngine::allEntriesShort(const StepTable& t) const {
   return true;
 }
 
-// True when the step from i1 to i2 must fail on its last link (into a GPU another channel
-// already fills, typically): that link is exact and lacks the bandwidth, the path is plain and
-// none of its links is a float one, so NCCL would fail the step with every link as it found it.
-__attribute__((always_inline)) inline bool SearchEngine::lastHopShort(const StepTable& t, int i1, int i2) const {
-  const StepMode mode = static_cast<StepMode>(t.mode[static_cast<size_t>(i1 * t.stride + i2)]);
-  if (mode != kUniform && mode != kPci) return false;
-  const FastPath& p = t.paths[i1 * t.stride + i2];
-  return p.count > 0 && exactPath(p) && hopShort(t, p, mode, p.count - 1);
-}
-
 // Link s of path p (mode kUniform or kPci of table t) lacks the bandwidth of a step. Only
 // decisive when no link of p is a float one (exactPath).
 __attribute__((always_inline)) inline bool SearchEngine::hopShort(const StepTable& t, const FastPath& p, StepMode mode,
@@ -598,7 +588,7 @@ void SearchEngine::prepareSearch(const Graph& graph) {
     const int netCount = static_cast<int>(selNets_[0]->size());
     for (int c = 0; c <= kMaxChannels; ++c)
       netStart_[static_cast<size_t>(c)] = static_cast<uint8_t>(netCount > 0 ? c % netCount : 0);
-    prepareSteps(netGpu_, NodeType::kNet, NodeType::kGpu, graph.bwInter, graph.typeInter, tree);
+    if (prepareSteps(netGpu_, NodeType::kNet, NodeType::kGpu, graph.bwInter, graph.typeInter, tree)) buildNetSteps();
     // Balanced trees put half of the NIC bandwidth on each of their first two GPUs.
     float back = graph.pattern == Pattern::kBalancedTree ? graph.bwInter / 2 : graph.bwInter;
     prepareSteps(gpuNet_, NodeType::kGpu, NodeType::kNet, back, graph.typeInter, tree);
@@ -624,6 +614,21 @@ void SearchEngine::prepareSearch(const Graph& graph) {
       peer.c = c;
       if (gpuGpu_.mode[static_cast<size_t>(g * gpuGpu_.stride + c)] == kUniform && p.count == 2)
         peer.hops[0] = p.hops[0], peer.hops[1] = p.hops[1];
+    }
+  }
+}
+
+void SearchEngine::buildNetSteps() {
+  netSteps_.assign(static_cast<size_t>(nets_), {});
+  for (int n = 0; n < nets_; ++n) {
+    const NetFacts& f = netFacts_[static_cast<size_t>(n)];
+    if (f.noGpu) continue;
+    for (int g : netLocalGpus_[static_cast<size_t>(n)]) {
+      const size_t at = static_cast<size_t>(n * netGpu_.stride + g);
+      const StepMode mode = static_cast<StepMode>(netGpu_.mode[at]);
+      if (g == f.localGpu || mode == kNoStep) continue;
+      const FastPath& p = netGpu_.paths[at];
+      netSteps_[static_cast<size_t>(n)].push_back(NetStep{g, mode, (mode == kUniform || mode == kPci) && p.count > 0, &p});
     }
   }
 }
@@ -1279,10 +1284,14 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
   const Walk anyOrder{backToNet, backToFirstRank, kFree, time};
   if (localGpu != -1)
     tryGpuFrom(graph, netGpu_, n, localGpu, 0, anyOrder, /*hinted=*/true);
-  if (f.noGpu) return;
-  for (int g : netLocalGpus_[static_cast<size_t>(n)])
-    if (g != localGpu && !lastHopShort(netGpu_, n, g))
-      tryGpuFrom(graph, netGpu_, n, g, 0, anyOrder, /*hinted=*/true);
+  // A step whose last link (into a GPU another channel already fills, typically) is exact and
+  // lacks the bandwidth, on a plain path with no float link, fails in NCCL with every link as
+  // it found it: not tried.
+  for (const NetStep& st : netSteps_[static_cast<size_t>(n)]) {
+    const FastPath& p = *st.path;
+    if (st.lastHop && exactPath(p) && hopShort(netGpu_, p, st.mode, p.count - 1)) continue;
+    tryGpuStep(graph, netGpu_, n, st.g, st.mode, p, 0, anyOrder, /*hinted=*/true);
+  }
 }
 
 void SearchEngine::searchRec(Graph& graph, int* time) {

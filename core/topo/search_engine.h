@@ -98,7 +98,6 @@ class SearchEngine {
   };
   bool allEntriesShort(const StepTable& t) const;
   bool allShort(const StepTable& t, int i1) const;
-  bool lastHopShort(const StepTable& t, int i1, int i2) const;
   bool hopShort(const StepTable& t, const FastPath& p, StepMode mode, int s) const;
   int slowLinks_ = 0;  // links whose bandwidth is kept as a float (kSlow)
   // The shortcuts that fail a step without touching its links hold for a path whose links are
@@ -147,6 +146,16 @@ class SearchEngine {
   void tryGpuStep(Graph& graph, const StepTable& t, int i1, int c, StepMode mode, const FastPath& p, int step,
                   const Walk& w, bool hinted);
   StepTable gpuGpu_, netGpu_, gpuNet_;
+  // Per NET: the steps recNetChannel tries after the NIC's own GPU (its other local GPUs that
+  // netGpu_ allows), with mode and path; made again whenever netGpu_ changes.
+  struct NetStep {
+    int g;
+    StepMode mode;
+    bool lastHop;  // kUniform or kPci with a link: a full last link rules it out
+    const FastPath* path;
+  };
+  std::vector<std::vector<NetStep>> netSteps_;
+  void buildNetSteps();
   // With an NVSwitch, the peers nextGpuStep tries from each GPU, in order (at most 2, c -1:
   // none), and, when the step to a peer is two exact links at one cost (kUniform, the usual
   // GPU -> NVSwitch -> GPU), those links (else hops[0] is -1).
