@@ -900,9 +900,11 @@ __attribute__((noinline)) void SearchEngine::tryNvsPeerFloat(Graph& graph, int g
     tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
     return;
   }
+  if (floatMemo_.size() != 2 * bw_.size()) floatMemo_.assign(2 * bw_.size(), FloatMemo{});
+  FloatMemo* memo = floatMemo_.data();
   const uint64_t floatOps = floatOps_++;
-  setLinkBw(h0, a, bw);
-  setLinkBw(h1, b, bw);
+  subFloat(h0, a, bw, memo[2 * h0]);
+  subFloat(h1, b, bw, memo[2 * h1]);
   graph.nHops += 2;
   toggleUsed(graph.nChannels, p.c);
   recGpu(graph, p.c, step, w);
@@ -913,9 +915,22 @@ __attribute__((noinline)) void SearchEngine::tryNvsPeerFloat(Graph& graph, int g
     return;
   }
   ++floatOps_;
-  setLinkBw(h0, ra, -bw);
-  setLinkBw(h1, rb, -bw);
+  subFloat(h0, ra, -bw, memo[2 * h0 + 1]);
+  subFloat(h1, rb, -bw, memo[2 * h1 + 1]);
   graph.nHops -= 2;
+}
+
+// setLinkBw(h, cur, cost) (cur: link h's value), from the memo when the link was and stays a
+// float one with these two values.
+__attribute__((always_inline)) inline void SearchEngine::subFloat(int h, float cur, float cost, FloatMemo& memo) {
+  LinkBw& l = bw_[static_cast<size_t>(h)];
+  const bool wasSlow = l.milli == kSlow;
+  if (wasSlow && memo.from == cur && memo.cost == cost) {
+    l.slowBw = memo.to;
+    return;
+  }
+  setLinkBw(h, cur, cost);
+  if (wasSlow && l.milli == kSlow) memo = FloatMemo{cur, cost, l.slowBw};
 }
 
 // The next GPUs to try from g. The candidates are filtered on isUsed as they are tried: every

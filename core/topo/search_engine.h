@@ -166,6 +166,16 @@ class SearchEngine {
   std::vector<std::array<NvsPeer, 2>> nvsPeers_;
   void tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step, const Walk& w);
   void tryNvsPeerFloat(Graph& graph, int g, const NvsPeer& p, int step, const Walk& w);
+  // SUB_ROUND on a float link that stays float, remembered per link and direction (a pure
+  // function of the two values: the NVSwitch links of tryNvsPeerFloat go back and forth
+  // between the same few values).
+  struct FloatMemo {
+    float from = std::numeric_limits<float>::quiet_NaN();  // equals nothing: empty
+    float cost = 0;
+    float to = 0;
+  };
+  std::vector<FloatMemo> floatMemo_;  // 2 per link: taking (0) and giving back (1)
+  void subFloat(int h, float cur, float cost, FloatMemo& memo);
   int followLinks(const FastPath& path, int maxSteps, float bw);
   bool followFloat(const FastPath& path, float bw);
   bool followMixed(const FastPath& path, float bw, const int32_t* cost, const int32_t* negCost);
