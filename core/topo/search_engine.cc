@@ -235,6 +235,7 @@ void SearchEngine::loadLinkBw() {
   const bool known = bw_.size() == links_.size();
   bw_.resize(links_.size());
   linkValue_.resize(links_.size());
+  floatMemo_.resize(2 * links_.size());
   bool converted = !known;
   for (size_t i = 0; i < links_.size(); ++i) {
     const float v = links_[i]->bw;
@@ -900,8 +901,7 @@ __attribute__((noinline)) void SearchEngine::tryNvsPeerFloat(Graph& graph, int g
     tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
     return;
   }
-  if (floatMemo_.size() != 2 * bw_.size()) floatMemo_.assign(2 * bw_.size(), FloatMemo{});
-  FloatMemo* memo = floatMemo_.data();
+  FloatMemo* memo = floatMemo_.data();  // (sized by loadLinkBw)
   const uint64_t floatOps = floatOps_++;
   subFloat(h0, a, bw, memo[2 * h0]);
   subFloat(h1, b, bw, memo[2 * h1]);
@@ -1302,10 +1302,16 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
   // A step whose last link (into a GPU another channel already fills, typically) is exact and
   // lacks the bandwidth, on a plain path with no float link, fails in NCCL with every link as
   // it found it: not tried.
+  // Then, as reserveStep would (hinted), the link where the path last fell short.
   for (const NetStep& st : netSteps_[static_cast<size_t>(n)]) {
     const FastPath& p = *st.path;
-    if (st.lastHop && exactPath(p) && hopShort(netGpu_, p, st.mode, p.count - 1)) continue;
-    tryGpuStep(graph, netGpu_, n, st.g, st.mode, p, 0, anyOrder, /*hinted=*/true);
+    if (st.lastHop && exactPath(p)) {
+      const int last = p.count - 1;
+      if (hopShort(netGpu_, p, st.mode, last) || (p.hint != last && hopShort(netGpu_, p, st.mode, p.hint))) continue;
+      tryGpuStep(graph, netGpu_, n, st.g, st.mode, p, 0, anyOrder, /*hinted=*/false);
+    } else {
+      tryGpuStep(graph, netGpu_, n, st.g, st.mode, p, 0, anyOrder, /*hinted=*/true);
+    }
   }
 }
 
