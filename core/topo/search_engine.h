@@ -185,12 +185,12 @@ class SearchEngine {
   // Link bandwidths during a search. NCCL keeps them as floats and rounds every update to
   // 1e-3 (SUB_ROUND), so after the first update a link holds fl(k/1000) for an integer k.
   // For |k| < kMilliLimit and an update of the same form, SUB_ROUND computes exactly k - kb
-  // (the float errors stay far below 1/2 of 1e-3; proof in search_engine.cc, checked
+  // (the float errors stay below 1/2 of 1e-3; proof in search_engine.cc, checked
   // by tests/unit/topo_search_bw_test.cc), so such a link is kept as the integer k and
   // updated with integer arithmetic. A link whose value is not of that form, or too large,
   // is kept as the float NCCL would hold (kSlow) and handled by the float code.
  public:
-  static constexpr int32_t kMilliLimit = 1024000;
+  static constexpr int32_t kMilliLimit = 4000000;  // 4,000 GB/s
   static constexpr int32_t kSlow = INT32_MIN;
   // The integer k with fl(k/1000) == bw and |k| < kMilliLimit, or kSlow.
   static int32_t exactMilli(float bw);

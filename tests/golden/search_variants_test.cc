@@ -1,7 +1,7 @@
 // The fast search against the float reference (see search_reference_test.cc) on machines that are
 // not in the corpus: every corpus topology changed one way at a time, as other machines of the
-// same family would be (a GPU or a NIC fewer, faster or slower NICs, one NVLink per peer, PCIe
-// Gen3 switches, no GPUDirect). The shortcuts of the fast search must hold on any topology, not
+// same family would be (a GPU or a NIC fewer, faster or slower NICs, one NVLink per peer or five
+// times as many, PCIe Gen3 switches, no GPUDirect). The shortcuts of the fast search must hold on any topology, not
 // only on the files they were measured on; a variant that NCCL cannot build is skipped, and the
 // test requires enough comparisons to mean something.
 #include <gtest/gtest.h>
@@ -74,6 +74,21 @@ std::function<bool(XmlNode&)> scaleNetSpeed(int mul, int div) {
   };
 }
 
+// NVLink bundles `mul` times wider: NVSwitch links of 1,000-4,000 GB/s, the top of the range the
+// fast search keeps as exact integers (SearchEngine::kMilliLimit), and beyond it on wider files.
+std::function<bool(XmlNode&)> scaleNvlinkCount(int mul) {
+  return [mul](XmlNode& root) {
+    bool any = false;
+    for (XmlNode* link : all(root, "nvlink")) {
+      const int count = std::atoi(link->get("count", "0").c_str());
+      if (count <= 0) continue;
+      link->set("count", std::to_string(count * mul));
+      any = true;
+    }
+    return any;
+  };
+}
+
 // Sets `key` to `value` on every <name> element that `applies` to.
 std::function<bool(XmlNode&)> setWhere(std::string name, std::string key, std::string value,
                                        std::function<bool(const XmlNode&)> applies) {
@@ -99,6 +114,7 @@ const std::vector<Variant>& variants() {
       {"PCIe Gen3", setWhere("pci", "link_speed", "8.0 GT/s PCIe",
                              [](const XmlNode& n) { return !n.get("link_speed").empty(); })},
       {"no GPUDirect", setWhere("gpu", "gdr", "0", [](const XmlNode& n) { return n.get("gdr", "0") != "0"; })},
+      {"NVLinks 5x wider", scaleNvlinkCount(5)},
   };
   return all;
 }
@@ -130,7 +146,7 @@ TEST_P(SearchVariants, FastSearchEqualsTheFloatSearch) {
   EXPECT_GE(compared, 16) << "too few variants built: is the corpus complete?";
 }
 
-INSTANTIATE_TEST_SUITE_P(CorpusVariants, SearchVariants, ::testing::Range<size_t>(0, 7),
+INSTANTIATE_TEST_SUITE_P(CorpusVariants, SearchVariants, ::testing::Range<size_t>(0, 8),
                          [](const ::testing::TestParamInfo<size_t>& param) {
                            std::string name;
                            for (char c : std::string(variants()[param.param].name))
