@@ -858,8 +858,8 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, const Walk& w) {
 
 // tryGpuFrom(graph, gpuGpu_, g, p.c, step, w) for an NVSwitch peer. When its two links are
 // exact and both have the bandwidth (nearly always), the step is taken here: no table lookup,
-// no loop. Anything else (a link short, float links about) goes to tryGpuFrom, which finds it
-// as NCCL would, since nothing was changed yet.
+// no loop. With a float link in the system, reserveNvsFloat takes it in float; anything else (a
+// link short) goes to tryGpuFrom, which finds it as NCCL would, since nothing was changed yet.
 __attribute__((always_inline)) inline void SearchEngine::tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step,
                                                                     const Walk& w) {
   if (p.hops[0] < 0) {
@@ -872,8 +872,17 @@ __attribute__((always_inline)) inline void SearchEngine::tryNvsPeer(Graph& graph
   const int32_t na = static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(k));
   const int32_t nb = static_cast<int32_t>(static_cast<uint32_t>(b) - static_cast<uint32_t>(k));
   if ((static_cast<uint32_t>(na) | static_cast<uint32_t>(nb)) >= static_cast<uint32_t>(kMilliLimit)) {
-    if (slowLinks_ != 0) tryNvsPeerFloat(graph, g, p, step, w);
-    else tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
+    // With a float link about, the step in float (see reserveNvsFloat); the recursion stays
+    // here, so that a step costs the stack one frame, as the integer one does.
+    const uint64_t floatOps = floatOps_;
+    if (slowLinks_ == 0 || !reserveNvsFloat(graph, p)) {
+      tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
+      return;
+    }
+    toggleUsed(graph.nChannels, p.c);
+    recGpu(graph, p.c, step, w);
+    toggleUsed(graph.nChannels, p.c);
+    releaseNvsFloat(graph, g, p, floatOps);
     return;
   }
   const uint64_t floatOps = floatOps_;
@@ -892,33 +901,35 @@ __attribute__((always_inline)) inline void SearchEngine::tryNvsPeer(Graph& graph
   }
 }
 
-// tryNvsPeer when a link of the step is a float one (or out of the exact range): the step in
-// NCCL's float arithmetic, inline. Its two links are distinct, so checking both before writing
-// either is NCCL's check of one after the other; when one lacks the bandwidth (or, giving it
-// back, would go below -bw, which no value reaches) the general code takes the step as NCCL
-// does, from links still as they were.
-__attribute__((noinline)) void SearchEngine::tryNvsPeerFloat(Graph& graph, int g, const NvsPeer& p, int step,
-                                                             const Walk& w) {
+// tryNvsPeer's step when a link of it is a float one (or out of the exact range), in NCCL's
+// float arithmetic. Its two links are distinct, so checking both before writing either is
+// NCCL's check of one after the other. False (nothing written) when one lacks the bandwidth:
+// the general code then takes the step as NCCL does, from links still as they were.
+__attribute__((noinline)) bool SearchEngine::reserveNvsFloat(Graph& graph, const NvsPeer& p) {
   const int h0 = p.hops[0], h1 = p.hops[1];
   const float bw = gpuGpu_.bw;
   const float a = linkBw(h0), b = linkBw(h1);
-  if (!(a >= bw && b >= bw)) {
-    tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
-    return;
-  }
+  if (!(a >= bw && b >= bw)) return false;
   FloatMemo* memo = floatMemo_.data();  // (sized by loadLinkBw)
-  const uint64_t floatOps = floatOps_++;
+  ++floatOps_;
   subFloat(h0, a, bw, memo[2 * h0]);
   subFloat(h1, b, bw, memo[2 * h1]);
   graph.nHops += 2;
-  toggleUsed(graph.nChannels, p.c);
-  recGpu(graph, p.c, step, w);
-  toggleUsed(graph.nChannels, p.c);
+  return true;
+}
+
+// Gives back what reserveNvsFloat took, as NCCL does (floatOps: floatOps_ before it). A link
+// that would go below -bw (no value does) leaves it to the general code, links as they were.
+__attribute__((noinline)) void SearchEngine::releaseNvsFloat(Graph& graph, int g, const NvsPeer& p,
+                                                             uint64_t floatOps) {
+  const int h0 = p.hops[0], h1 = p.hops[1];
+  const float bw = gpuGpu_.bw;
   const float ra = linkBw(h0), rb = linkBw(h1);
   if (!(ra >= -bw && rb >= -bw)) {
     releaseStep(graph, gpuGpu_, g, p.c, kUniform, floatOps);
     return;
   }
+  FloatMemo* memo = floatMemo_.data();
   ++floatOps_;
   subFloat(h0, ra, -bw, memo[2 * h0 + 1]);
   subFloat(h1, rb, -bw, memo[2 * h1 + 1]);
@@ -1306,8 +1317,8 @@ void SearchEngine::recNetChannel(Graph& graph, int n, int backToNet, int backToF
     tryGpuFrom(graph, netGpu_, n, localGpu, 0, anyOrder, /*hinted=*/true);
   // A step whose last link (into a GPU another channel already fills, typically) is exact and
   // lacks the bandwidth, on a plain path with no float link, fails in NCCL with every link as
-  // it found it: not tried.
-  // Then, as reserveStep would (hinted), the link where the path last fell short.
+  // it found it: not tried; then, as reserveStep would (hinted), neither is one whose link
+  // where the path last fell short lacks it.
   for (const NetStep& st : netSteps_[static_cast<size_t>(n)]) {
     const FastPath& p = *st.path;
     if (st.lastHop && exactPath(p)) {

@@ -165,9 +165,10 @@ class SearchEngine {
   };
   std::vector<std::array<NvsPeer, 2>> nvsPeers_;
   void tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step, const Walk& w);
-  void tryNvsPeerFloat(Graph& graph, int g, const NvsPeer& p, int step, const Walk& w);
+  bool reserveNvsFloat(Graph& graph, const NvsPeer& p);
+  void releaseNvsFloat(Graph& graph, int g, const NvsPeer& p, uint64_t floatOps);
   // SUB_ROUND on a float link that stays float, remembered per link and direction (a pure
-  // function of the two values: the NVSwitch links of tryNvsPeerFloat go back and forth
+  // function of the two values: the NVSwitch links of reserveNvsFloat go back and forth
   // between the same few values).
   struct FloatMemo {
     float from = std::numeric_limits<float>::quiet_NaN();  // equals nothing: empty
