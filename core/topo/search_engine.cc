@@ -218,7 +218,7 @@ int32_t SearchEngine::exactMilli(float bw) {
 
 float SearchEngine::subRoundBw(float a, float b) { return subRound(a, b); }
 
-__attribute__((always_inline)) inline void SearchEngine::setLinkBw(int i, float a, float b) {
+WEFT_SEARCH_INLINE inline void SearchEngine::setLinkBw(int i, float a, float b) {
   float k = roundHalfAway((a - b) * 1000);
   LinkBw& l = bw_[static_cast<size_t>(i)];
   const bool wasSlow = l.milli == kSlow;
@@ -336,7 +336,7 @@ int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
 // nothing changed) or kFloat (a float link, or a result out of the exact range: the float code
 // decides).
 template <bool kPciCosts>
-__attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveExact(const FastPath& path,
+WEFT_SEARCH_INLINE inline SearchEngine::Exact SearchEngine::reserveExact(const FastPath& path,
                                                                                      const int32_t* cost) {
   const int32_t* hops = kPciCosts ? path.coded : path.hops;
   const int n = path.count;
@@ -363,7 +363,7 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::reserveE
 // Reserves (bw > 0) or releases (bw < 0) bw on every link of the path, as NCCL would; on a
 // shortfall nothing changes and the result is false. kb and kbPci are the exact forms of bw
 // and of its PCI cost (kSlow when there are none).
-__attribute__((always_inline)) inline bool SearchEngine::followExact(const FastPath& path, float bw, int32_t kb,
+WEFT_SEARCH_INLINE inline bool SearchEngine::followExact(const FastPath& path, float bw, int32_t kb,
                                                                       int32_t kbPci) {
   if (!path.plain || params_.searchFloatReference) kb = kSlow;
   if (!path.pciOverhead) kbPci = kb;
@@ -431,7 +431,7 @@ int SearchEngine::mixedLinks(const FastPath& path, int maxSteps, float bw, const
 
 // ncclTopoFollowPath: with mult > 0, reserves the graph's bandwidth along the path from
 // (t1,i1) to (t2,i2) if its type and bandwidth allow; with mult < 0, releases it.
-__attribute__((always_inline)) inline bool SearchEngine::followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult) {
+WEFT_SEARCH_INLINE inline bool SearchEngine::followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult) {
   const FastPath& path = fastPath(t1, i1, t2, i2);
   if (path.type >= val(PathType::kDis)) return false;
   const int type = path.intra ? graph.typeIntra : graph.typeInter;
@@ -466,7 +466,7 @@ __attribute__((always_inline)) inline bool SearchEngine::followPath(Graph& graph
 }
 
 // A channel's first GPU when nothing leads to it (one node: no NIC).
-__attribute__((always_inline)) inline void SearchEngine::tryFirstGpu(Graph& graph, const Walk& w, int g) {
+WEFT_SEARCH_INLINE inline void SearchEngine::tryFirstGpu(Graph& graph, const Walk& w, int g) {
   toggleUsed(graph.nChannels, g);
   recGpu(graph, g, 0, w);
   toggleUsed(graph.nChannels, g);
@@ -562,7 +562,7 @@ bool SearchEngine::allEntriesShort(const StepTable& t) const {
 
 // Link s of path p (mode kUniform or kPci of table t) lacks the bandwidth of a step. Only
 // decisive when no link of p is a float one (exactPath).
-__attribute__((always_inline)) inline bool SearchEngine::hopShort(const StepTable& t, const FastPath& p, StepMode mode,
+WEFT_SEARCH_INLINE inline bool SearchEngine::hopShort(const StepTable& t, const FastPath& p, StepMode mode,
                                                                   int s) const {
   const int32_t cost = mode == kPci ? t.reserve[p.coded[s] & 1] : t.reserve[0];
   return bw_[static_cast<size_t>(p.hops[s])].milli < cost;
@@ -570,7 +570,7 @@ __attribute__((always_inline)) inline bool SearchEngine::hopShort(const StepTabl
 
 // True when every step from i1 must fail: the link they all start with is exact and lacks the
 // bandwidth, so NCCL would fail each on that link before changing anything.
-__attribute__((always_inline)) inline bool SearchEngine::allShort(const StepTable& t, int i1) const {
+WEFT_SEARCH_INLINE inline bool SearchEngine::allShort(const StepTable& t, int i1) const {
   const int first = t.firstHop[static_cast<size_t>(i1)];
   if (first < 0) return false;
   const int32_t m = bw_[static_cast<size_t>(first)].milli;
@@ -640,7 +640,7 @@ void SearchEngine::buildNetSteps() {
 }
 
 // followPath(graph, t.from, i1, t.to, i2, 1) for a pair of mode `mode` (not kNoStep).
-__attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& graph, const StepTable& t, int i1, int i2,
+WEFT_SEARCH_INLINE inline bool SearchEngine::reserveStep(Graph& graph, const StepTable& t, int i1, int i2,
                                                                      const FastPath& p, StepMode mode, bool hinted) {
   // Where this path fell short last time is the likeliest place again. With every link exact,
   // a link short anywhere fails the step with nothing changed, whatever NCCL checks first.
@@ -661,7 +661,7 @@ __attribute__((always_inline)) inline bool SearchEngine::reserveStep(Graph& grap
 // writing, as they nearly always pass; when one does not, the writes are undone (integer
 // arithmetic, exact) and reserveExact decides.
 template <bool kPciCosts>
-__attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::releaseExact(const FastPath& path,
+WEFT_SEARCH_INLINE inline SearchEngine::Exact SearchEngine::releaseExact(const FastPath& path,
                                                                                      const int32_t* cost) {
   // With float links about, a path often has one: stop at the first, as reserve* do.
   if (slowLinks_ != 0) return reserveExact<kPciCosts>(path, cost);
@@ -682,7 +682,7 @@ __attribute__((always_inline)) inline SearchEngine::Exact SearchEngine::releaseE
 
 // followPath(graph, t.from, i1, t.to, i2, -1) after reserveStep succeeded; floatOps: floatOps_
 // before that reservation.
-__attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& graph, const StepTable& t, int i1, int i2,
+WEFT_SEARCH_INLINE inline void SearchEngine::releaseStep(Graph& graph, const StepTable& t, int i1, int i2,
                                                                      const FastPath& p, StepMode mode,
                                                                      uint64_t floatOps) {
   if (mode != kGeneral && floatOps == floatOps_) {
@@ -710,14 +710,14 @@ __attribute__((always_inline)) inline void SearchEngine::releaseStep(Graph& grap
   if (e == kDone) graph.nHops -= p.count;
 }
 
-__attribute__((always_inline)) inline void SearchEngine::tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c,
+WEFT_SEARCH_INLINE inline void SearchEngine::tryGpuFrom(Graph& graph, const StepTable& t, int i1, int c,
                                                                     int step, const Walk& w, bool hinted) {
   const size_t at = static_cast<size_t>(i1 * t.stride + c);
   const StepMode mode = static_cast<StepMode>(t.mode[at]);
   if (mode != kNoStep) tryGpuStep(graph, t, i1, c, mode, t.paths[at], step, w, hinted);
 }
 
-__attribute__((always_inline)) inline void SearchEngine::tryGpuStep(Graph& graph, const StepTable& t, int i1, int c,
+WEFT_SEARCH_INLINE inline void SearchEngine::tryGpuStep(Graph& graph, const StepTable& t, int i1, int c,
                                                                     StepMode mode, const FastPath& p, int step,
                                                                     const Walk& w, bool hinted) {
   const uint64_t floatOps = floatOps_;
@@ -860,7 +860,7 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, const Walk& w) {
 // exact and both have the bandwidth (nearly always), the step is taken here: no table lookup,
 // no loop. With a float link in the system, reserveNvsFloat takes it in float; anything else (a
 // link short) goes to tryGpuFrom, which finds it as NCCL would, since nothing was changed yet.
-__attribute__((always_inline)) inline void SearchEngine::tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step,
+WEFT_SEARCH_INLINE inline void SearchEngine::tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step,
                                                                     const Walk& w) {
   if (p.hops[0] < 0) {
     tryGpuFrom(graph, gpuGpu_, g, p.c, step, w);
@@ -938,7 +938,7 @@ __attribute__((noinline)) void SearchEngine::releaseNvsFloat(Graph& graph, int g
 
 // setLinkBw(h, cur, cost) (cur: link h's value), from the memo when the link was and stays a
 // float one with these two values.
-__attribute__((always_inline)) inline void SearchEngine::subFloat(int h, float cur, float cost, FloatMemo& memo) {
+WEFT_SEARCH_INLINE inline void SearchEngine::subFloat(int h, float cur, float cost, FloatMemo& memo) {
   LinkBw& l = bw_[static_cast<size_t>(h)];
   const bool wasSlow = l.milli == kSlow;
   if (wasSlow && memo.from == cur && memo.cost == cost) {
@@ -951,7 +951,7 @@ __attribute__((always_inline)) inline void SearchEngine::subFloat(int h, float c
 
 // The next GPUs to try from g. The candidates are filtered on isUsed as they are tried: every
 // try gives it back as it found it, so that equals filtering them all first, as NCCL does.
-__attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& graph, int g, int step, const Walk& w) {
+WEFT_SEARCH_INLINE inline void SearchEngine::nextGpuStep(Graph& graph, int g, int step, const Walk& w) {
   if (allShort(gpuGpu_, g)) return;
   if (w.order == kPciOrder) {
     tryGpuFrom(graph, gpuGpu_, g, step + 1, step + 1, w);
@@ -1015,7 +1015,7 @@ __attribute__((always_inline)) inline void SearchEngine::nextGpuStep(Graph& grap
       tryGpuFrom(graph, gpuGpu_, g, c, step + 1, w, /*hinted=*/true);
 }
 
-__attribute__((always_inline)) inline const SearchEngine::SortedSlot& SearchEngine::sortedCandidates(int g, int net) {
+WEFT_SEARCH_INLINE inline const SearchEngine::SortedSlot& SearchEngine::sortedCandidates(int g, int net) {
   SortedSlot& slot = sortedCache_[static_cast<size_t>(g * (nets_ + 1) + (net + 1))];
   if (slot.stamp != stepStamp_) [[unlikely]] {
     if (!slot.ready) sortCandidates(slot, g, net);
@@ -1079,7 +1079,7 @@ void SearchEngine::sortCandidates(SortedSlot& slot, int g, int net) {
   slot.ready = true;
 }
 
-__attribute__((always_inline)) inline const std::vector<int>& SearchEngine::sameRailNets(int typeInter, int g,
+WEFT_SEARCH_INLINE inline const std::vector<int>& SearchEngine::sameRailNets(int typeInter, int g,
                                                                                        int startNet) {
   typeInter = std::clamp(typeInter, 0, kPathTypes - 1);
   NetList& slot =
@@ -1158,7 +1158,7 @@ void SearchEngine::tryCollnetDirect(Graph& graph, int g, int* time) {
   }
 }
 
-__attribute__((always_inline)) inline bool SearchEngine::checkNet(const Graph& graph, int startNet, int n,
+WEFT_SEARCH_INLINE inline bool SearchEngine::checkNet(const Graph& graph, int startNet, int n,
                                                                   int step) const {
   const NetFacts& net = netFacts_[static_cast<size_t>(n)];
   const NetFacts& start = netFacts_[static_cast<size_t>(startNet)];
@@ -1175,7 +1175,7 @@ __attribute__((always_inline)) inline bool SearchEngine::checkNet(const Graph& g
   return true;
 }
 
-__attribute__((always_inline)) inline void SearchEngine::reserveNetBw(int n, int bw) {
+WEFT_SEARCH_INLINE inline void SearchEngine::reserveNetBw(int n, int bw) {
   if (netFacts_[static_cast<size_t>(n)].alone) {
     netBw_[static_cast<size_t>(n)] -= static_cast<float>(bw);
     return;

@@ -16,6 +16,16 @@
 #include "core/topo/params.h"
 #include "core/topo/system.h"
 
+// The search's hot helpers are forced inline into the recursion when optimizing. Without
+// optimization (Debug, the sanitizer builds) forcing them would put every helper's locals into
+// each recursive frame (about 21 KB per step under ASan, against 8 MB of stack for a recursion
+// hundreds of steps deep); they are then ordinary functions.
+#if defined(__OPTIMIZE__)
+#define WEFT_SEARCH_INLINE __attribute__((always_inline))
+#else
+#define WEFT_SEARCH_INLINE
+#endif
+
 namespace weft::topo::detail {
 
 class SearchEngine {
@@ -116,11 +126,11 @@ class SearchEngine {
   static constexpr size_t kStepCacheSize = 64;
   std::vector<StepTable> stepCache_;  // tables built so far, found by their key
   // hinted: check first the link where the path last fell short (for steps that often do).
-  __attribute__((always_inline)) bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode,
+  WEFT_SEARCH_INLINE bool reserveStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode,
                                                   bool hinted) {
     return reserveStep(graph, t, i1, i2, t.paths[i1 * t.stride + i2], mode, hinted);
   }
-  __attribute__((always_inline)) void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode,
+  WEFT_SEARCH_INLINE void releaseStep(Graph& graph, const StepTable& t, int i1, int i2, StepMode mode,
                                                   uint64_t floatOps) {
     releaseStep(graph, t, i1, i2, t.paths[i1 * t.stride + i2], mode, floatOps);
   }
