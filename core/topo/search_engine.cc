@@ -372,7 +372,7 @@ WEFT_SEARCH_INLINE inline bool SearchEngine::followExact(const FastPath& path, f
     Exact e = path.pciOverhead ? reserveExact<true>(path, cost) : reserveExact<false>(path, cost);
     if (e != kFloat) return e == kDone;
   }
-  if (kb == kSlow || !path.plain) return followFloat(path, bw);
+  if (kb == kSlow) return followFloat(path, bw);  // (also every path that is not plain)
   const int32_t negCost[2] = {-kb, kbPci == kSlow ? kSlow : -kbPci};
   return followMixed(path, bw, cost, negCost);
 }

@@ -104,7 +104,7 @@ class SearchEngine {
     };
     std::vector<Entry> entries;
     bool entriesKnown = false;
-    bool allExact = false;  // the paths of all allowed steps are exactPath (made when a search starts)
+    bool allExact = false;  // the paths of all allowed steps are exactPath (netGpu_'s: set when a search starts)
   };
   bool allEntriesShort(const StepTable& t) const;
   bool allShort(const StepTable& t, int i1) const;
