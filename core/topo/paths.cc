@@ -31,7 +31,10 @@ PathType hopType(const Node& node, const Node& rem, const Link& link, const Path
 // shortest ones found so far (NCCL 2.28's rule: a longer path never replaces a shorter one).
 Status setPaths(System& s, NodeRef base, bool nvbDisable) {
   const NodeType bt = base.type;
-  const int bi = base.index;
+  // Paths to a node are filed under the first node with its id, as NCCL finds them by id: nodes
+  // sharing an id (a file listing one NIC's ports under several CPUs) share one slot, which
+  // every one of them updates, and the others' slots stay DIS.
+  const int bi = s.find(bt, s.node(base).id);
   ensurePaths(s, s.node(base), bt);
   Path& basePath = s.node(base).pathTo(bt, bi);
   basePath.hops.clear();
@@ -426,7 +429,9 @@ int localNet(const System& s, const Params& params, int rank, int channelId) {
 }
 
 int localGpu(const System& s, const Params& params, int net) {
-  std::vector<int> gpus = localNodes(s, NodeType::kNet, net, NodeType::kGpu);
+  // NCCL asks by id: the first NET with that id, and any NET with that id matches.
+  const int64_t id = s.node(NodeType::kNet, net).id;
+  std::vector<int> gpus = localNodes(s, NodeType::kNet, s.find(NodeType::kNet, id), NodeType::kGpu);
   std::vector<LocalNetPlan> plans(gpus.size());
   for (size_t i = 0; i < gpus.size(); ++i) planLocalNet(s, params, gpus[i], plans[i]);
   // localNet repeats with the channel: its period (NICs per GPU) is at most the NIC count, so
@@ -434,7 +439,7 @@ int localGpu(const System& s, const Params& params, int net) {
   const int channels = std::min(kMaxChannels, std::max(1, s.count(NodeType::kNet)));
   for (int c = 0; c < channels; ++c)
     for (size_t i = 0; i < gpus.size(); ++i)
-      if (plans[i].at(c) == net) return gpus[i];
+      if (plans[i].at(c) >= 0 && s.node(NodeType::kNet, plans[i].at(c)).id == id) return gpus[i];
   return -1;
 }
 

@@ -35,13 +35,13 @@ struct GpuScore {
   int intraNhops;
   int intraBw;
   int interNhops;
-  int interPciBw;
-  int interBw;  // most important
+  int interBw;  // most important (then NCCL's interPciBw, which orderByPci sorts by)
 };
 
+// NCCL's order of next GPUs (cmpScore) but for the PCI bandwidth, the one key that changes
+// during a search: SearchEngine::orderByPci puts it in second place.
 bool scoreBefore(const GpuScore& a, const GpuScore& b) {
   if (a.interBw != b.interBw) return a.interBw > b.interBw;
-  if (a.interPciBw != b.interPciBw) return a.interPciBw > b.interPciBw;
   if (a.interNhops != b.interNhops) return a.interNhops < b.interNhops;
   if (a.intraBw != b.intraBw) return a.intraBw > b.intraBw;
   if (a.intraNhops != b.intraNhops) return a.intraNhops < b.intraNhops;
@@ -57,21 +57,21 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
   useMasks_ = ngpus_ <= 64 && !params_.searchFloatReference;
   hasNvs_ = sys_.count(NodeType::kNvs) != 0;
   for (const Node& gpu : sys_.nodes(NodeType::kGpu)) ranks_.push_back(gpu.gpu.rank);
-  // A GPU's PCI bandwidth: the narrower direction of its link to its switch (truncated to int,
-  // as NCCL's scores are ints).
+  // Each GPU's PCI link to its switch, both directions (NCCL's gpuPciBw reads their bandwidth
+  // as it is at that moment of the search). -1: no PCI link.
   for (int g = 0; g < ngpus_; ++g) {
-    int bw = -1;
+    std::array<int32_t, 2> pair{-1, -1};
     const Node& gpu = sys_.node(NodeType::kGpu, g);
     for (const Link& up : gpu.links) {
       if (up.type != LinkType::kPci) continue;
       for (const Link& down : sys_.node(up.rem).links) {
         if (!(down.rem == NodeRef{NodeType::kGpu, g})) continue;
-        bw = static_cast<int>(std::min(up.bw, down.bw));
+        pair = {linkIndex(&up), linkIndex(&down)};
         break;
       }
       break;
     }
-    gpuPciBw_.push_back(bw);
+    gpuPciLinks_.push_back(pair);
   }
   const auto& netNodes = sys_.nodes(NodeType::kNet);
   nets_ = static_cast<int>(netNodes.size());
@@ -95,8 +95,14 @@ SearchEngine::SearchEngine(System& system, const Params& params, Graph& best)
   }
   samePortStart_.push_back(static_cast<int>(samePortList_.size()));
   sortedCache_.resize(static_cast<size_t>(ngpus_ * (nets_ + 1)));
+  chanPci_.assign(static_cast<size_t>((kMaxChannels + 1) * ngpus_), 0);
   selectNetsCache_.resize(static_cast<size_t>(kPathTypes * (ngpus_ + 1)));
   sameRailCache_.resize(static_cast<size_t>(kPathTypes * ngpus_ * nets_));
+}
+
+int32_t SearchEngine::linkIndex(const Link* l) const {
+  auto it = std::find(links_.begin(), links_.end(), l);
+  return it != links_.end() ? static_cast<int32_t>(it - links_.begin()) : -1;
 }
 
 void SearchEngine::putNet(Graph& graph, int slot, int n) {
@@ -848,7 +854,9 @@ void SearchEngine::backToNetStep(Graph& graph, int g, int step, const Walk& w) {
         channelDone(graph, w.time);
       }
     } else {
+      ++pciDirty_[static_cast<size_t>(graph.nChannels)];
       recGpu(graph, g, step, Walk{nextBackToNet, w.backToFirstRank, w.order, w.time});
+      --pciDirty_[static_cast<size_t>(graph.nChannels)];
     }
     if (graph.pattern == Pattern::kBalancedTree) graph.bwInter /= 2;
     releaseStep(graph, gpuNet_, g, n, mode, floatOps);
@@ -969,12 +977,28 @@ WEFT_SEARCH_INLINE inline void SearchEngine::nextGpuStep(Graph& graph, int g, in
     return;
   }
   // ncclTopoSearchNextGpuSort: candidates by NIC bandwidth, PCI bandwidth, hops to the NIC, then
-  // GPU bandwidth and hops, then distance in index order. The sort keys depend only on paths,
-  // so each (GPU, NIC) order is sorted once. Heading back to the NIC (sortNet -1), the order is
-  // reversed when all usable candidates have the same GPU bandwidth and hops.
+  // GPU bandwidth and hops, then distance in index order. Every key but the PCI bandwidth (what
+  // is left on the GPU's PCI link now) depends only on paths, so each (GPU, NIC) order is sorted
+  // once, and sorted again aside while the PCI bandwidths that decide it differ. Heading back
+  // to the NIC (sortNet -1), the order is reversed when all usable candidates have the same GPU
+  // bandwidth and hops.
   const int sortNet = w.backToNet == -1 ? 0 : w.backToNet == step + 1 ? 1 : -1;
   const int net = sortNet != 0 ? netAt_[static_cast<size_t>(graph.nChannels * 2)] : -1;
   const SortedSlot& slot = sortedCandidates(g, net);
+  if (slot.ties) {
+    // The PCI bandwidths of the GPUs not used yet are those of the channel's start (chanPci_)
+    // unless a GPU -> NIC step is held; does order still hold for them?
+    const size_t ch = static_cast<size_t>(graph.nChannels);
+    if (pciDirty_[ch] != 0 || !chanPciTaken_[ch]) {
+      nextGpuResorted(graph, g, step, w, slot, sortNet, nullptr);
+      return;
+    }
+    if (slot.epochOf[ch] != chanEpoch_[ch]) prepareEpochOrder(slot, ch);
+    if (slot.holdsIn[ch] == 0) {
+      nextGpuInEpochOrder(graph, g, step, w, slot, sortNet);
+      return;
+    }
+  }
   if (useMasks_) {
     const uint64_t open = ~chanMask_[static_cast<size_t>(graph.nChannels)];
     uint64_t todo = slot.fwdMask & open;
@@ -1015,6 +1039,101 @@ WEFT_SEARCH_INLINE inline void SearchEngine::nextGpuStep(Graph& graph, int g, in
       tryGpuFrom(graph, gpuGpu_, g, c, step + 1, w, /*hinted=*/true);
 }
 
+bool SearchEngine::sortedUnder(const SortedSlot& slot, const int* pci) const {
+  const Candidate* prev = nullptr;
+  for (const Candidate& c : slot.order) {
+    if (!c.tie) continue;
+    if (prev != nullptr && prev->interBw == c.interBw &&
+        (pci[c.g] > pci[prev->g] || (pci[c.g] == pci[prev->g] && c.basePos < prev->basePos)))
+      return false;
+    prev = &c;
+  }
+  return true;
+}
+
+void SearchEngine::prepareEpochOrder(const SortedSlot& slot, size_t ch) {
+  const int* pci = chanPci_.data() + ch * static_cast<size_t>(ngpus_);
+  slot.epochOf[ch] = chanEpoch_[ch];
+  slot.holdsIn[ch] = sortedUnder(slot, pci) ? 1 : 0;
+  if (slot.holdsIn[ch] != 0) return;
+  if (slot.epochFwd.empty()) {
+    const size_t places = (kMaxChannels + 1) * slot.base.size();
+    slot.epochFwd.assign(places, -1);
+    slot.epochStep.assign(places, SortedSlot::Step{kNoStep, nullptr});
+    slot.epochCount.assign(kMaxChannels + 1, 0);
+  }
+  std::vector<Candidate>& tmp = epochScratch_;
+  tmp = slot.base;
+  for (Candidate& c : tmp) c.pciBw = pci[c.g];
+  orderByPci(tmp.data(), tmp.size());
+  const size_t first = ch * slot.base.size();
+  const int g = slot.gpu;
+  uint16_t count = 0;
+  for (const Candidate& c : tmp) {
+    const size_t at = static_cast<size_t>(g * gpuGpu_.stride + c.g);
+    const StepMode mode = static_cast<StepMode>(gpuGpu_.mode[at]);
+    if (mode == kNoStep) continue;
+    slot.epochFwd[first + count] = c.g;
+    slot.epochStep[first + count] = SortedSlot::Step{mode, &gpuGpu_.paths[at]};
+    ++count;
+  }
+  slot.epochCount[ch] = count;
+}
+
+void SearchEngine::nextGpuInEpochOrder(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot,
+                                       int sortNet) {
+  const size_t ch = static_cast<size_t>(graph.nChannels);
+  const size_t first = ch * slot.base.size();
+  const int n = slot.epochCount[ch];
+  // Heading back to the NIC, reversed when the unused candidates all have the same GPU
+  // bandwidth and hops (cmpIntraScores; the allowed ones then too).
+  bool reverse = sortNet == -1;
+  if (reverse && useMasks_) {
+    const uint64_t usable = slot.orderMask & ~chanMask_[ch];
+    reverse = usable != 0 && (usable & ~slot.classMask[static_cast<size_t>(std::countr_zero(usable))]) == 0;
+  } else if (reverse) {
+    const Candidate* firstUnused = nullptr;
+    for (const Candidate& c : slot.base) {
+      if (isUsed(graph.nChannels, c.g)) continue;
+      if (firstUnused == nullptr) firstUnused = &c;
+      else if (c.intraBw != firstUnused->intraBw || c.intraNhops != firstUnused->intraNhops) reverse = false;
+    }
+  }
+  for (int k = 0; k < n; ++k) {
+    const size_t i = first + static_cast<size_t>(reverse ? n - 1 - k : k);
+    const int c = slot.epochFwd[i];
+    if (isUsed(graph.nChannels, c)) continue;
+    const SortedSlot::Step& st = slot.epochStep[i];
+    tryGpuStep(graph, gpuGpu_, g, c, st.mode, *st.path, step + 1, w, /*hinted=*/true);
+  }
+}
+
+void SearchEngine::nextGpuResorted(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot, int sortNet,
+                                   const int* pci) {
+  // NCCL sorts the candidates the channel has not used.
+  const size_t base = resorted_.size();
+  for (const Candidate& c : slot.base) {
+    if (isUsed(graph.nChannels, c.g)) continue;
+    resorted_.push_back(c);
+    resorted_.back().pciBw = pci != nullptr ? pci[c.g] : gpuPciBw(c.g);
+  }
+  const size_t n = resorted_.size() - base;
+  orderByPci(resorted_.data() + base, n);
+  // Heading back to the NIC, reversed when they all have the same GPU bandwidth and hops
+  // (cmpIntraScores).
+  bool reverse = sortNet == -1;
+  for (size_t i = 1; reverse && i < n; ++i) {
+    const Candidate& c = resorted_[base + i];
+    reverse = c.intraBw == resorted_[base].intraBw && c.intraNhops == resorted_[base].intraNhops;
+  }
+  for (size_t k = 0; k < n; ++k) {
+    // By index: the recursion below can grow resorted_.
+    const int c = resorted_[base + (reverse ? n - 1 - k : k)].g;
+    tryGpuFrom(graph, gpuGpu_, g, c, step + 1, w, /*hinted=*/true);
+  }
+  resorted_.resize(base);
+}
+
 WEFT_SEARCH_INLINE inline const SearchEngine::SortedSlot& SearchEngine::sortedCandidates(int g, int net) {
   SortedSlot& slot = sortedCache_[static_cast<size_t>(g * (nets_ + 1) + (net + 1))];
   if (slot.stamp != stepStamp_) [[unlikely]] {
@@ -1045,6 +1164,15 @@ void SearchEngine::filterCandidates(SortedSlot& slot, int g) {
   slot.stamp = stepStamp_;
 }
 
+void SearchEngine::orderByPci(Candidate* c, size_t n) {
+  for (size_t i = 1; i < n; ++i) {
+    const Candidate x = c[i];
+    size_t j = i;
+    for (; j > 0 && c[j - 1].interBw == x.interBw && c[j - 1].pciBw < x.pciBw; --j) c[j] = c[j - 1];
+    c[j] = x;
+  }
+}
+
 void SearchEngine::sortCandidates(SortedSlot& slot, int g, int net) {
   const auto& paths = sys_.node(NodeType::kGpu, g).paths[idx(NodeType::kGpu)];
   const std::vector<Path>* netPaths = net >= 0 ? &sys_.node(NodeType::kNet, net).paths[idx(NodeType::kGpu)] : nullptr;
@@ -1053,17 +1181,31 @@ void SearchEngine::sortCandidates(SortedSlot& slot, int g, int net) {
     int c = (g + i) % ngpus_;
     const Path& p = paths[static_cast<size_t>(c)];
     if (p.count() == 0) continue;
-    GpuScore sc{c, i, p.count(), static_cast<int>(p.bw), 0, 0, 0};
+    GpuScore sc{c, i, p.count(), static_cast<int>(p.bw), 0, 0};
     if (netPaths != nullptr) {
       const Path& np = (*netPaths)[static_cast<size_t>(c)];
       sc.interNhops = np.count();
-      sc.interPciBw = gpuPciBw(c);
       sc.interBw = static_cast<int>(np.bw);
     }
     scores.push_back(sc);
   }
   std::sort(scores.begin(), scores.end(), scoreBefore);
-  for (const GpuScore& sc : scores) slot.order.push_back(Candidate{sc.g, sc.intraBw, sc.intraNhops});
+  for (const GpuScore& sc : scores)
+    slot.base.push_back(Candidate{sc.g, sc.intraBw, sc.intraNhops, sc.interBw, static_cast<int>(slot.base.size()), false, 0});
+  // Without a NIC every PCI score is 0: the base order is the order.
+  for (Candidate& a : slot.base) {
+    for (const Candidate& b : slot.base) a.tie |= netPaths != nullptr && b.g != a.g && b.interBw == a.interBw;
+    slot.ties |= a.tie;
+    tiesSeen_ |= a.tie;
+    a.pciBw = netPaths != nullptr ? gpuPciBw(a.g) : 0;
+  }
+  slot.order = slot.base;
+  orderByPci(slot.order.data(), slot.order.size());
+  slot.gpu = g;
+  if (slot.ties) {
+    slot.epochOf.assign(kMaxChannels + 1, 0);
+    slot.holdsIn.assign(kMaxChannels + 1, 0);
+  }
   for (const Candidate& c : slot.order) {
     const Candidate& first = slot.order.front();
     if (c.intraBw != first.intraBw || c.intraNhops != first.intraNhops) slot.sameIntra = false;
@@ -1360,6 +1502,14 @@ void SearchEngine::searchRecInner(Graph& graph, int* time) {
     backToFirstRank = ngpus_ - 1;
   }
   if (sys_.inter) {
+    // A channel starts: number it and keep the PCI bandwidths (see chanEpoch_).
+    const size_t ch = static_cast<size_t>(graph.nChannels);
+    chanEpoch_[ch] = ++epochs_;
+    chanPciTaken_[ch] = tiesSeen_;
+    if (tiesSeen_) {
+      int* pci = chanPci_.data() + ch * static_cast<size_t>(ngpus_);
+      for (int g = 0; g < ngpus_; ++g) pci[g] = gpuPciBw(g);
+    }
     recNet(graph, backToNet, backToFirstRank, time);
     return;
   }

@@ -261,7 +261,19 @@ class SearchEngine {
   // Where recNet's NIC loop starts for each channel: nChannels % selNets_[0]->size(), made per
   // search (the loop runs once per finished channel; an integer division is a slow instruction).
   std::array<uint8_t, kMaxChannels + 1> netStart_{};
-  int gpuPciBw(int g) const { return gpuPciBw_[static_cast<size_t>(g)]; }
+  // NCCL's gpuPciBw: the narrower direction of GPU g's link to its switch as it stands now
+  // (the search takes bandwidth from it), truncated to int as NCCL's scores are; -1: no link.
+  int gpuPciBw(int g) const {
+    const std::array<int32_t, 2>& l = gpuPciLinks_[static_cast<size_t>(g)];
+    if (l[0] < 0) return -1;
+    const LinkBw& up = bw_[static_cast<size_t>(l[0])];
+    const LinkBw& down = bw_[static_cast<size_t>(l[1])];
+    // An exact link holds fl(k/1000) with |k| < 4e6, whose truncation is k / 1000.
+    if (up.milli != kSlow && down.milli != kSlow) return std::min(up.milli, down.milli) / 1000;
+    return static_cast<int>(std::min(linkBw(l[0]), linkBw(l[1])));
+  }
+  std::vector<std::array<int32_t, 2>> gpuPciLinks_;  // per GPU: its PCI link up and down (-1: none)
+  int32_t linkIndex(const Link* l) const;
   // The NET index of each id the search wrote to graph.inter (same slots): the first NET with
   // that id, so that the hot steps never search the NET ids.
   std::vector<int> netAt_;
@@ -272,10 +284,32 @@ class SearchEngine {
     int g;
     int intraBw;
     int intraNhops;
+    int interBw;
+    int basePos;  // position in SortedSlot::base
+    bool tie;     // another candidate has the same interBw: the PCI bandwidth orders them
+    int pciBw;    // gpuPciBw(g) when sorted
   };
+  // Sorts candidates that are in `base` order by NIC bandwidth, then PCI bandwidth (stable).
+  static void orderByPci(Candidate* c, size_t n);
   struct SortedSlot {
     bool ready = false;
+    int gpu = -1;  // whose next GPUs
     std::vector<Candidate> order;
+    // The candidates sorted on every key but the PCI bandwidth, which changes during the search
+    // (order is base sorted again by it when the slot was made). With ties (candidates of equal
+    // NIC bandwidth, ordered by their PCI bandwidth), order holds only while the PCI bandwidths
+    // keep it sorted; else nextGpuStep sorts base again (nextGpuResorted).
+    std::vector<Candidate> base;
+    bool ties = false;
+    // With ties, per channel: the channel start (chanEpoch_) the rest was made for, whether
+    // order holds for every candidate under its PCI bandwidths (chanPci_), and when it does not,
+    // the candidates sorted under them that gpuGpu_ allows a step to, with their steps (like
+    // fwd and fwdStep; base.size() places per channel, epochCount used). Per channel, so that a
+    // channel's walk keeps its order while the channels below it make theirs.
+    mutable std::vector<uint64_t> epochOf;
+    mutable std::vector<uint8_t> holdsIn;
+    mutable std::vector<int> epochFwd;
+    mutable std::vector<uint16_t> epochCount;
     bool sameIntra = true;  // all of them have the same GPU bandwidth and hops
     // The GPUs of order the current gpuGpu_ table allows a step to (the others fail on their
     // path type, changing nothing), in order, and reversed without masks; valid while
@@ -293,8 +327,32 @@ class SearchEngine {
       const FastPath* path;
     };
     std::vector<Step> fwdStep;
+    mutable std::vector<Step> epochStep;
   };
   const SortedSlot& sortedCandidates(int g, int net);
+  bool sortedUnder(const SortedSlot& slot, const int* pci) const;
+  void prepareEpochOrder(const SortedSlot& slot, size_t channel);
+  // nextGpuStep in slot.epochOrder (made for the current channel's start).
+  void nextGpuInEpochOrder(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot, int sortNet);
+  // Within a channel's walk the links of the GPUs it has not used keep the bandwidth they had
+  // when the walk started (a step takes bandwidth from its two ends only), but while a GPU ->
+  // NIC step is held (PXN goes through another GPU's PCI link: pciDirty_). So each channel
+  // start gets a number (chanEpoch_) and the PCI bandwidths then (chanPci_, ngpus_ per channel).
+  std::array<uint64_t, kMaxChannels + 1> chanEpoch_{};
+  std::array<int, kMaxChannels + 1> pciDirty_{};
+  // Whether chanPci_ was taken for the channel's start: only once some order has ties (with an
+  // NVSwitch, or without NICs, nothing is sorted by PCI bandwidth and nothing is taken).
+  std::array<bool, kMaxChannels + 1> chanPciTaken_{};
+  bool tiesSeen_ = false;
+  uint64_t epochs_ = 0;
+  std::vector<int> chanPci_;
+  // nextGpuStep when the PCI bandwidths no longer give slot.order: sorts again into resorted_
+  // (a stack, one frame per call: the recursion can sort again below it), leaving the slot.
+  // pci: the PCI bandwidth of each GPU to sort by (nullptr: gpuPciBw now).
+  void nextGpuResorted(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot, int sortNet,
+                       const int* pci);
+  std::vector<Candidate> resorted_;
+  std::vector<Candidate> epochScratch_;
   void sortCandidates(SortedSlot& slot, int g, int net);
   void filterCandidates(SortedSlot& slot, int g);
   uint32_t stepStamp_ = 0;  // changes whenever gpuGpu_ does
@@ -310,7 +368,6 @@ class SearchEngine {
   Graph& best_;
   int ngpus_;
   bool hasNvs_ = false;  // an NVSwitch: nextGpuStep tries only index neighbours
-  std::vector<int> gpuPciBw_;
   // Which GPUs each channel holds so far. With at most 64 GPUs (and not in the reference
   // search): per channel, one bit per GPU (chanMask_), so that next-GPU candidates are picked
   // with mask operations; else per GPU, one bit per channel (used_).

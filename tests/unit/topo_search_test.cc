@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "core/base/strings.h"
 #include "core/topo/offline.h"
 #include "core/topo/paths.h"
 #include "core/topo/search.h"
@@ -299,6 +300,88 @@ TEST_F(SearchPatterns, UnreachableNicsFallBackToSimpleOrder) {
   for (const std::string& l : capture.lines())
     if (l.find("Could not find a path for pattern 4, falling back to simple order") != std::string::npos) said = true;
   EXPECT_TRUE(said);
+}
+
+
+// Two sockets of two PCIe GPUs each, a four-port NIC on the first socket, on 2 nodes.
+std::string twoSocketsFourPorts() {
+  std::string x =
+      "<system version=\"1\">\n"
+      "  <cpu numaid=\"0\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n"
+      "    <nic>\n";
+  for (int p = 0; p < 4; ++p)
+    x += strprintf("      <net name=\"eth%d\" dev=\"%d\" speed=\"10000\" port=\"0\" guid=\"0x%x\" gdr=\"0\"/>\n", p, p,
+                   p + 1);
+  x += "    </nic>\n";
+  for (int g = 0; g < 4; ++g) {
+    if (g == 2)
+      x += "  </cpu>\n"
+           "  <cpu numaid=\"1\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n";
+    x += strprintf("    <pci busid=\"0000:%02x:00.0\" class=\"0x030000\" link_speed=\"8.0 GT/s PCIe\" link_width=\"8\">\n"
+                   "      <gpu dev=\"%d\" sm=\"86\" rank=\"%d\" gdr=\"1\"/>\n"
+                   "    </pci>\n",
+                   0x20 + 0x10 * g, g, g);
+  }
+  return x + "  </cpu>\n</system>\n";
+}
+
+TEST_F(SearchPatterns, NextGpuOrderFollowsThePciBandwidthLeft) {
+  // NCCL orders the next GPUs by NIC bandwidth, then by what is left on each GPU's PCI link at
+  // that moment of the search (gpuPciBw reads the link as the channels so far left it), then
+  // by hops. All four GPUs reach the NICs at the same bandwidth here, so from the third tree
+  // channel on, the PCI bandwidth the first channels took decides the order. NCCL 2.28.9 gives
+  // these channels (sorting by the links' starting bandwidth gives 1 0 3 2 and 1 2 3 0 for
+  // channels 2 and 3).
+  auto parsed = TopoXml::parse(twoSocketsFourPorts(), "pci-left.xml");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  SimulatedNode n = run(*parsed, 2, Params());
+  const Graph& tree = n.graphs.tree;
+  ASSERT_EQ(tree.nChannels, 4);
+  EXPECT_FLOAT_EQ(tree.bwIntra, 1.2f);
+  EXPECT_EQ(tree.sameChannels, 0);
+  const int expected[4][4] = {{0, 1, 2, 3}, {0, 2, 3, 1}, {1, 3, 2, 0}, {1, 0, 3, 2}};
+  for (int c = 0; c < 4; ++c) {
+    std::string got, want;
+    for (int i = 0; i < 4; ++i) {
+      got += std::to_string(tree.rank(c, i)) + " ";
+      want += std::to_string(expected[c][i]) + " ";
+    }
+    EXPECT_EQ(got, want) << "tree channel " << c;
+  }
+}
+
+TEST_F(SearchPatterns, NetsSharingAnIdSharePathsAsInNccl) {
+  // The same two NIC ports listed under both sockets (what some container hosts dump): NET
+  // nodes with equal ids. NCCL files every path to a NET under the first node with its id, so
+  // the copies keep no path of their own (DIS), the first one's path is whichever BFS wrote it
+  // (here the one from the first socket: 4 hops and SYS for GPU 1, as NCCL 2.28.9 computes),
+  // and a copy's local GPU is found by id.
+  std::string x = "<system version=\"1\">\n";
+  for (int cpu = 0; cpu < 2; ++cpu) {
+    x += strprintf("  <cpu numaid=\"%d\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n"
+                   "    <pci busid=\"0000:%02x:00.0\" class=\"0x030000\" link_speed=\"8.0 GT/s PCIe\" link_width=\"16\">\n"
+                   "      <gpu dev=\"%d\" sm=\"86\" rank=\"%d\" gdr=\"1\"/>\n"
+                   "    </pci>\n"
+                   "    <nic>\n"
+                   "      <net name=\"veth0\" dev=\"0\" speed=\"200000\" port=\"0\" guid=\"0x10\" gdr=\"0\"/>\n"
+                   "      <net name=\"veth1\" dev=\"1\" speed=\"200000\" port=\"0\" guid=\"0x11\" gdr=\"0\"/>\n"
+                   "    </nic>\n"
+                   "  </cpu>\n",
+                   cpu, 0x20 + 0x20 * cpu, cpu, cpu);
+  }
+  x += "</system>\n";
+  auto parsed = TopoXml::parse(x, "shared-ids.xml");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  SimulatedNode n = run(*parsed, 2, Params());
+  const System& s = n.system;
+  ASSERT_EQ(s.count(NodeType::kNet), 4);
+  EXPECT_EQ(s.node(NodeType::kNet, 2).id, s.node(NodeType::kNet, 0).id);
+  for (int g = 0; g < 2; ++g) {
+    for (int copy : {2, 3}) EXPECT_EQ(s.node(NodeType::kGpu, g).pathTo(NodeType::kNet, copy).type, PathType::kDis);
+    EXPECT_EQ(s.node(NodeType::kGpu, g).pathTo(NodeType::kNet, 0).type, g == 0 ? PathType::kPhb : PathType::kSys);
+  }
+  EXPECT_EQ(s.node(NodeType::kGpu, 1).pathTo(NodeType::kNet, 0).count(), 4);
+  for (int net = 0; net < 4; ++net) EXPECT_EQ(s.node(NodeType::kNet, net).net.localGpu, 0) << "NET " << net;
 }
 
 }  // namespace
