@@ -189,6 +189,9 @@ void Logger::emitV(Level level, uint64_t subsys, const char* file, int line, con
   }
   std::string text = prefix(level, file, line);
   text += message;
+  // NCCL formats a line (host, pid and tid, then its message) into 1024 bytes: 1023 and the
+  // newline. The rank-only prefix is weft's own (the reference logs' format) and is not cut.
+  if (options_.prefix == Prefix::kNccl && text.size() > kNcclLineMax) text.resize(kNcclLineMax);
 
   std::lock_guard<std::mutex> lock(mutex_);
   if (sink_) {

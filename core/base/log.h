@@ -43,6 +43,9 @@ enum Subsys : uint64_t {
 // kRank: "[dev] NCCL INFO ", the form of the offline reference logs and of `weft search`.
 enum class Prefix { kNccl, kRank };
 
+// The longest line NCCL's logger writes, without its newline.
+inline constexpr size_t kNcclLineMax = 1023;
+
 struct Options {
   Level level = Level::kNone;
   uint64_t mask = kInit | kBootstrap | kEnv;  // NCCL's default NCCL_DEBUG_SUBSYS

@@ -82,7 +82,6 @@ std::vector<std::string> pathLines(const System& s) {
   std::vector<std::string> out;
   for (NodeType t : {NodeType::kGpu, NodeType::kNet}) {
     for (const Node& n : s.nodes(t)) {
-      bool any = false;
       std::string line;
       appendNodeName(line, n);
       line += " :";
@@ -98,10 +97,11 @@ std::vector<std::string> pathLines(const System& s) {
           line += '/';
           line += pathTypeName(p.type);
           line += ") ";
-          any = true;
         }
       }
-      if (any) out.push_back(std::move(line));
+      // NCCL writes the line into 1024 bytes: what does not fit is not printed.
+      if (line.size() > kPathLineMax) line.resize(kPathLineMax);
+      out.push_back(std::move(line));
     }
   }
   return out;

@@ -16,7 +16,8 @@ std::vector<std::string> systemBlock(const System& s);
 
 // One line per GPU, then per NET, as NCCL's ncclTopoPrintPaths: "GPU/0-f000 :GPU/0-f000
 // (0/5000.0/LOC) …" listing count/bandwidth/type of the path to every node of each kind that
-// has paths.
+// has paths, cut to kPathLineMax characters as NCCL's line buffer cuts it.
+inline constexpr size_t kPathLineMax = 1023;
 std::vector<std::string> pathLines(const System& s);
 
 }  // namespace weft::topo

@@ -69,6 +69,21 @@ TEST(Log, NcclPrefixCarriesHostPidTidAndWarnLocation) {
   EXPECT_NE(lines[0].find(" [0] topo.cc:42 NCCL WARN oops"), std::string::npos) << lines[0];
 }
 
+TEST(Log, NcclPrefixLinesAreCutAt1023BytesLikeNcclsBuffer) {
+  const std::string longMessage(2000, 'x');
+  std::vector<std::string> lines;
+  Logger nccl(Options{Level::kInfo, kAll, Prefix::kNccl, ""});
+  nccl.setSink([&](Level, uint64_t, std::string_view l) { lines.emplace_back(l); });
+  nccl.emit(Level::kInfo, kGraph, __FILE__, __LINE__, "%s", longMessage.c_str());
+  Logger rank(Options{Level::kInfo, kAll, Prefix::kRank, ""});
+  rank.setSink([&](Level, uint64_t, std::string_view l) { lines.emplace_back(l); });
+  rank.emit(Level::kInfo, kGraph, __FILE__, __LINE__, "%s", longMessage.c_str());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].size(), kNcclLineMax);
+  EXPECT_EQ(lines[0].back(), 'x');
+  EXPECT_EQ(lines[1], "[0] NCCL INFO " + longMessage);  // the reference logs' format: whole
+}
+
 TEST(Log, PluginLoggerForwardsThroughTheProcessLogger) {
   weft::test::LogCapture capture(Level::kInfo, kNet);
   weftPluginLog(static_cast<int>(Level::kInfo), kNet, "plugin.c", 1, "NET/Test : %d devices", 2);

@@ -10,6 +10,7 @@
 #include "core/topo/paths.h"
 #include "core/topo/search.h"
 #include "core/topo/system_build.h"
+#include "core/topo/system_print.h"
 #include "tests/support/corpus.h"
 #include "tests/support/log_capture.h"
 
@@ -382,6 +383,29 @@ TEST_F(SearchPatterns, NetsSharingAnIdSharePathsAsInNccl) {
   }
   EXPECT_EQ(s.node(NodeType::kGpu, 1).pathTo(NodeType::kNet, 0).count(), 4);
   for (int net = 0; net < 4; ++net) EXPECT_EQ(s.node(NodeType::kNet, net).net.localGpu, 0) << "NET " << net;
+}
+
+TEST_F(SearchPatterns, PathLinesAreCutAt1023CharactersLikeNcclsBuffer) {
+  // 48 NIC ports: a GPU's path line lists 50 nodes (some 1,300 characters); NCCL prints what
+  // fits in its 1024-byte line buffer.
+  std::string x =
+      "<system version=\"1\">\n"
+      "  <cpu numaid=\"0\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n"
+      "    <pci busid=\"0000:20:00.0\" class=\"0x030000\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+      "      <gpu dev=\"0\" sm=\"80\" rank=\"0\" gdr=\"1\"/>\n"
+      "    </pci>\n"
+      "    <nic>\n";
+  for (int p = 0; p < 48; ++p)
+    x += strprintf("      <net name=\"p%d\" dev=\"%d\" speed=\"100000\" port=\"0\" guid=\"0x%x\" gdr=\"0\"/>\n", p, p,
+                   p + 1);
+  x += "    </nic>\n  </cpu>\n</system>\n";
+  auto parsed = TopoXml::parse(x, "many-ports.xml");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  SimulatedNode n = run(*parsed, 1, Params());
+  std::vector<std::string> lines = pathLines(n.system);
+  ASSERT_EQ(lines.size(), 49u);  // the GPU, then every NET
+  EXPECT_EQ(lines[0].size(), kPathLineMax);
+  EXPECT_EQ(lines[0].rfind("GPU/0-20000 :GPU/0-20000 (0/5000.0/LOC) CPU/0-0 (1/24.0/PHB) NET/0-0 ", 0), 0u) << lines[0];
 }
 
 }  // namespace
