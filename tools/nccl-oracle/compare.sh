@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs nccl-oracle and `weft search` on topology files and compares their graph dumps byte for
+# byte. One line per file: SAME, DIFF, ORACLEFAIL, WEFTFAIL or BOTHFAIL (files NCCL cannot build,
+# such as graph dumps or RCCL's version 2), then a count per result.
+#   usage: compare.sh ORACLE WEFT OUT_DIR NODES PATTERNS [NAME=VALUE ...] [-- FILE...]
+#   e.g.   compare.sh build/nccl-oracle/nccl-oracle build/tools/weft/weft /tmp/cmp 2 ring,tree,collnet,nvls NCCL_CROSS_NIC=2
+# Without files it takes every *.xml under $WEFT_CORPUS_DIR/topologies (default ../shared/corpus).
+set -uo pipefail
+ORACLE=${1:?usage: compare.sh ORACLE WEFT OUT_DIR NODES PATTERNS [NAME=VALUE ...] [-- FILE...]}
+WEFT=${2:?}; OUT=${3:?}; NODES=${4:?}; PATTERNS=${5:?}; shift 5
+ENVS=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do ENVS+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift
+if [ $# -gt 0 ]; then FILES=("$@"); else
+  CORPUS=${WEFT_CORPUS_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/../shared/corpus}
+  mapfile -t FILES < <(find "$CORPUS/topologies" -name '*.xml' | sort)
+fi
+mkdir -p "$OUT"
+for f in "${FILES[@]}"; do
+  k=$(basename "$(dirname "$f")")_$(basename "$f")
+  env "${ENVS[@]}" timeout 600 "$ORACLE" "$f" "$NODES" "$OUT/$k.nccl.xml" "$PATTERNS" > "$OUT/$k.nccl.log" 2>&1; orc=$?
+  env "${ENVS[@]}" timeout 600 "$WEFT" search "$f" --nodes "$NODES" --patterns "$PATTERNS" \
+    --graph-out "$OUT/$k.weft.xml" --quiet > "$OUT/$k.weft.log" 2>&1; wrc=$?
+  if [ $orc -ne 0 ] && [ $wrc -ne 0 ]; then st=BOTHFAIL
+  elif [ $orc -ne 0 ]; then st=ORACLEFAIL
+  elif [ $wrc -ne 0 ]; then st=WEFTFAIL
+  elif cmp -s "$OUT/$k.nccl.xml" "$OUT/$k.weft.xml"; then st=SAME
+  else st=DIFF; fi
+  echo "$st $k"
+done | tee "$OUT/results.txt"
+echo "--- $(awk '{print $1}' "$OUT/results.txt" | sort | uniq -c | tr '\n' ' ')"

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+# Writes changed copies of the corpus topologies (NIC speeds, PCI widths and generations, NVLink
+# counts, CPU vendor and model, a NIC port or a GPU fewer, GPUDirect) for compare.sh.
+#   usage: mutate.py OUT_DIR [SEED]
+import glob
+import os
+import random
+import re
+import sys
+out = sys.argv[1]
+seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+random.seed(seed)
+corpus = os.environ.get('WEFT_CORPUS_DIR', os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../shared/corpus'))
+files = sorted(glob.glob(os.path.join(corpus, 'topologies/**/*.xml'), recursive=True))
+def ok(t):
+    return 'version="1"' in t[:300] and re.search(r'<gpu[^>]*rank=', t)
+muts = {}
+def m_netspeed(t, f):
+    return re.sub(r'(<net[^>]*speed=")(\d+)(")', lambda m: m.group(1)+str(max(1000,int(int(m.group(2))*f)))+m.group(3), t)
+def m_width(t, w):
+    # change some GPU pci link widths
+    def rep(m):
+        return m.group(1)+str(w)+m.group(3) if random.random() < 0.5 else m.group(0)
+    return re.sub(r'(<pci[^>]*link_width=")(\d+)(")', rep, t)
+def m_speed(t, s):
+    def rep(m):
+        return m.group(1)+s+m.group(3) if random.random() < 0.5 else m.group(0)
+    return re.sub(r'(<pci[^>]*link_speed=")([^"]*)(")', rep, t)
+def m_nvcount(t):
+    return re.sub(r'(<nvlink[^>]*count=")(\d+)(")', lambda m: m.group(1)+str(max(1,int(m.group(2))+random.choice([-1,0,1,2])))+m.group(3), t)
+def m_vendor(t, v, model):
+    t = re.sub(r'vendor="(GenuineIntel|AuthenticAMD|[^"0][^"]*)"(?=[^>]*>)', lambda m: 'vendor="%s"'%v if m.group(1) in ('GenuineIntel','AuthenticAMD') else m.group(0), t)
+    t = re.sub(r'modelid="\d+"', 'modelid="%d"'%model, t)
+    return t
+def m_dropnet(t):
+    nets = re.findall(r'<net [^>]*/>', t)
+    for n in nets:
+        if random.random() < 0.4: t = t.replace(n, '', 1)
+    return t
+def m_gdr(t):
+    return re.sub(r'(<net[^>]*gdr=")(\d)(")', lambda m: m.group(1)+random.choice('01')+m.group(3), t)
+def m_dropgpu(t):
+    gpus = re.findall(r'<gpu [^>]*rank="(\d+)"', t)
+    if len(gpus) < 3: return t
+    drop = random.choice(gpus)
+    # remove the <gpu ...>...</gpu> or self-closing; renumber ranks
+    t2 = re.sub(r'<gpu [^>]*rank="%s"[^>]*(/>|>.*?</gpu>)' % drop, '', t, count=1, flags=re.S)
+    ranks = sorted(int(x) for x in re.findall(r'<gpu [^>]*rank="(\d+)"', t2))
+    mp = {r:i for i,r in enumerate(ranks)}
+    return re.sub(r'(<gpu [^>]*rank=")(\d+)(")', lambda m: m.group(1)+str(mp[int(m.group(2))])+m.group(3), t2)
+variants = [
+  ('nic4x', lambda t: m_netspeed(t, 4)), ('nic025', lambda t: m_netspeed(t, 0.25)), ('nic05', lambda t: m_netspeed(t, 0.5)),
+  ('w8', lambda t: m_width(t, 8)), ('w4', lambda t: m_width(t, 4)), ('gen3', lambda t: m_speed(t, '8.0 GT/s PCIe')),
+  ('gen5', lambda t: m_speed(t, '32.0 GT/s PCIe')), ('nvl', m_nvcount), ('amd', lambda t: m_vendor(t, 'AuthenticAMD', 49)),
+  ('intel85', lambda t: m_vendor(t, 'GenuineIntel', 85)), ('intel143', lambda t: m_vendor(t, 'GenuineIntel', 143)),
+  ('dropnet', m_dropnet), ('gdr', m_gdr), ('dropgpu', m_dropgpu),
+]
+os.makedirs(out, exist_ok=True)
+for f in files:
+    t = open(f).read()
+    if not ok(t): continue
+    base = os.path.relpath(f, os.path.join(corpus, 'topologies')).replace('/', '_')[:-4]
+    for name, fn in variants:
+        v = fn(t)
+        if v != t:
+            open(os.path.join(out, '%s.%s.s%d.xml' % (base, name, seed)), 'w').write(v)
