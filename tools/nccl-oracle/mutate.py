@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Writes changed copies of the corpus topologies (NIC speeds, PCI widths and generations, NVLink
-# counts, CPU vendor and model, a NIC port or a GPU fewer, GPUDirect) for compare.sh.
+# counts, CPU vendor and model, a NIC port or a GPU fewer, GPUDirect, CollNet) for compare.sh.
 #   usage: mutate.py OUT_DIR [SEED]
 import glob
 import os
@@ -39,6 +39,10 @@ def m_dropnet(t):
     return t
 def m_gdr(t):
     return re.sub(r'(<net[^>]*gdr=")(\d)(")', lambda m: m.group(1)+random.choice('01')+m.group(3), t)
+def m_coll(t):
+    # every NIC port able to do CollNet (SHARP): exercises the CollNet searches
+    t = re.sub(r'(<net [^>]*?) coll="\d"', r'\1', t)
+    return re.sub(r'<net ', '<net coll="1" ', t)
 def m_dropgpu(t):
     gpus = re.findall(r'<gpu [^>]*rank="(\d+)"', t)
     if len(gpus) < 3: return t
@@ -53,7 +57,7 @@ variants = [
   ('w8', lambda t: m_width(t, 8)), ('w4', lambda t: m_width(t, 4)), ('gen3', lambda t: m_speed(t, '8.0 GT/s PCIe')),
   ('gen5', lambda t: m_speed(t, '32.0 GT/s PCIe')), ('nvl', m_nvcount), ('amd', lambda t: m_vendor(t, 'AuthenticAMD', 49)),
   ('intel85', lambda t: m_vendor(t, 'GenuineIntel', 85)), ('intel143', lambda t: m_vendor(t, 'GenuineIntel', 143)),
-  ('dropnet', m_dropnet), ('gdr', m_gdr), ('dropgpu', m_dropgpu),
+  ('dropnet', m_dropnet), ('gdr', m_gdr), ('dropgpu', m_dropgpu), ('coll', m_coll),
 ]
 os.makedirs(out, exist_ok=True)
 for f in files:
