@@ -1056,11 +1056,16 @@ void SearchEngine::prepareEpochOrder(const SortedSlot& slot, size_t ch) {
   slot.epochOf[ch] = chanEpoch_[ch];
   slot.holdsIn[ch] = sortedUnder(slot, pci) ? 1 : 0;
   if (slot.holdsIn[ch] != 0) return;
+  const size_t n = slot.base.size();
   if (slot.epochFwd.empty()) {
-    const size_t places = (kMaxChannels + 1) * slot.base.size();
+    const size_t places = (kMaxChannels + 1) * n;
     slot.epochFwd.assign(places, -1);
     slot.epochStep.assign(places, SortedSlot::Step{kNoStep, nullptr});
     slot.epochCount.assign(kMaxChannels + 1, 0);
+    if (useMasks_) {
+      slot.epochMask.assign(kMaxChannels + 1, 0);
+      slot.epochPos.assign((kMaxChannels + 1) * static_cast<size_t>(ngpus_), 0);
+    }
   }
   std::vector<Candidate>& tmp = epochScratch_;
   tmp = slot.base;
@@ -1078,6 +1083,16 @@ void SearchEngine::prepareEpochOrder(const SortedSlot& slot, size_t ch) {
     ++count;
   }
   slot.epochCount[ch] = count;
+  if (useMasks_) {
+    uint64_t mask = 0;
+    uint8_t* pos = slot.epochPos.data() + ch * static_cast<size_t>(ngpus_);
+    for (uint16_t i = 0; i < count; ++i) {
+      const int c = slot.epochFwd[first + i];
+      mask |= 1ull << c;
+      pos[c] = static_cast<uint8_t>(i);
+    }
+    slot.epochMask[ch] = mask;
+  }
 }
 
 void SearchEngine::nextGpuInEpochOrder(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot,
@@ -1088,10 +1103,26 @@ void SearchEngine::nextGpuInEpochOrder(Graph& graph, int g, int step, const Walk
   // Heading back to the NIC, reversed when the unused candidates all have the same GPU
   // bandwidth and hops (cmpIntraScores; the allowed ones then too).
   bool reverse = sortNet == -1;
-  if (reverse && useMasks_) {
-    const uint64_t usable = slot.orderMask & ~chanMask_[ch];
-    reverse = usable != 0 && (usable & ~slot.classMask[static_cast<size_t>(std::countr_zero(usable))]) == 0;
-  } else if (reverse) {
+  if (useMasks_) {
+    // The positions of the GPUs the channel has not used, walked in order or reversed.
+    const uint64_t open = ~chanMask_[ch];
+    uint64_t todo = slot.epochMask[ch] & open;
+    if (todo == 0) return;
+    const uint64_t usable = slot.orderMask & open;
+    reverse = reverse && (usable & ~slot.classMask[static_cast<size_t>(std::countr_zero(usable))]) == 0;
+    const uint8_t* pos = slot.epochPos.data() + ch * static_cast<size_t>(ngpus_);
+    uint64_t positions = 0;
+    for (; todo != 0; todo &= todo - 1) positions |= 1ull << pos[std::countr_zero(todo)];
+    while (positions != 0) {
+      const int i = reverse ? 63 - std::countl_zero(positions) : std::countr_zero(positions);
+      positions &= ~(1ull << i);
+      const size_t at = first + static_cast<size_t>(i);
+      const SortedSlot::Step& st = slot.epochStep[at];
+      tryGpuStep(graph, gpuGpu_, g, slot.epochFwd[at], st.mode, *st.path, step + 1, w, /*hinted=*/true);
+    }
+    return;
+  }
+  if (reverse) {
     const Candidate* firstUnused = nullptr;
     for (const Candidate& c : slot.base) {
       if (isUsed(graph.nChannels, c.g)) continue;

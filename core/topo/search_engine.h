@@ -310,6 +310,10 @@ class SearchEngine {
     mutable std::vector<uint8_t> holdsIn;
     mutable std::vector<int> epochFwd;
     mutable std::vector<uint16_t> epochCount;
+    // With GPU masks, per channel: the GPUs of epochFwd and each one's position there
+    // (ngpus_ per channel).
+    mutable std::vector<uint64_t> epochMask;
+    mutable std::vector<uint8_t> epochPos;
     bool sameIntra = true;  // all of them have the same GPU bandwidth and hops
     // The GPUs of order the current gpuGpu_ table allows a step to (the others fail on their
     // path type, changing nothing), in order, and reversed without masks; valid while
