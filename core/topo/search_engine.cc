@@ -990,7 +990,7 @@ WEFT_SEARCH_INLINE inline void SearchEngine::nextGpuStep(Graph& graph, int g, in
     // unless a GPU -> NIC step is held; does order still hold for them?
     const size_t ch = static_cast<size_t>(graph.nChannels);
     if (pciDirty_[ch] != 0 || !chanPciTaken_[ch]) {
-      nextGpuResorted(graph, g, step, w, slot, sortNet, nullptr);
+      nextGpuResorted(graph, g, step, w, slot, sortNet);
       return;
     }
     if (slot.epochOf[ch] != chanEpoch_[ch]) prepareEpochOrder(slot, ch);
@@ -1068,9 +1068,8 @@ void SearchEngine::prepareEpochOrder(const SortedSlot& slot, size_t ch) {
     }
   }
   std::vector<Candidate>& tmp = epochScratch_;
-  tmp = slot.base;
-  for (Candidate& c : tmp) c.pciBw = pci[c.g];
-  orderByPci(tmp.data(), tmp.size());
+  tmp.clear();
+  appendByPci(slot, pci, -1, tmp);
   const size_t first = ch * slot.base.size();
   const int g = slot.gpu;
   uint16_t count = 0;
@@ -1139,17 +1138,22 @@ void SearchEngine::nextGpuInEpochOrder(Graph& graph, int g, int step, const Walk
   }
 }
 
-void SearchEngine::nextGpuResorted(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot, int sortNet,
-                                   const int* pci) {
-  // NCCL sorts the candidates the channel has not used.
-  const size_t base = resorted_.size();
+size_t SearchEngine::appendByPci(const SortedSlot& slot, const int* pci, int channel,
+                                 std::vector<Candidate>& out) const {
+  const size_t first = out.size();
   for (const Candidate& c : slot.base) {
-    if (isUsed(graph.nChannels, c.g)) continue;
-    resorted_.push_back(c);
-    resorted_.back().pciBw = pci != nullptr ? pci[c.g] : gpuPciBw(c.g);
+    if (channel >= 0 && isUsed(channel, c.g)) continue;
+    out.push_back(c);
+    out.back().pciBw = pci != nullptr ? pci[c.g] : gpuPciBw(c.g);
   }
-  const size_t n = resorted_.size() - base;
-  orderByPci(resorted_.data() + base, n);
+  orderByPci(out.data() + first, out.size() - first);
+  return out.size() - first;
+}
+
+void SearchEngine::nextGpuResorted(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot, int sortNet) {
+  // NCCL sorts the candidates the channel has not used, by the PCI bandwidths as they are now.
+  const size_t base = resorted_.size();
+  const size_t n = appendByPci(slot, nullptr, graph.nChannels, resorted_);
   // Heading back to the NIC, reversed when they all have the same GPU bandwidth and hops
   // (cmpIntraScores).
   bool reverse = sortNet == -1;

@@ -352,9 +352,11 @@ class SearchEngine {
   std::vector<int> chanPci_;
   // nextGpuStep when the PCI bandwidths no longer give slot.order: sorts again into resorted_
   // (a stack, one frame per call: the recursion can sort again below it), leaving the slot.
-  // pci: the PCI bandwidth of each GPU to sort by (nullptr: gpuPciBw now).
-  void nextGpuResorted(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot, int sortNet,
-                       const int* pci);
+  void nextGpuResorted(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot, int sortNet);
+  // Appends slot.base's candidates to `out` (but those channel `channel` holds; -1: none), each
+  // with its PCI bandwidth (pci[g], or gpuPciBw now when pci is nullptr), and sorts what it
+  // appended as NCCL does. Returns how many.
+  size_t appendByPci(const SortedSlot& slot, const int* pci, int channel, std::vector<Candidate>& out) const;
   std::vector<Candidate> resorted_;
   std::vector<Candidate> epochScratch_;
   void sortCandidates(SortedSlot& slot, int g, int net);

@@ -303,21 +303,25 @@ TEST_F(SearchPatterns, UnreachableNicsFallBackToSimpleOrder) {
   EXPECT_TRUE(said);
 }
 
+// The opening tag of an Intel Skylake socket, NUMA node `numa`.
+std::string intelSocket(int numa) {
+  return strprintf("  <cpu numaid=\"%d\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n", numa);
+}
+
+// A NIC with `ports` ports (dev 0.., guid 0x1..) of `mbps` each, without GPUDirect.
+std::string nicPorts(int ports, int mbps) {
+  std::string x = "    <nic>\n";
+  for (int p = 0; p < ports; ++p)
+    x += strprintf("      <net name=\"eth%d\" dev=\"%d\" speed=\"%d\" port=\"0\" guid=\"0x%x\" gdr=\"0\"/>\n", p, p,
+                   mbps, p + 1);
+  return x + "    </nic>\n";
+}
 
 // Two sockets of two PCIe GPUs each, a four-port NIC on the first socket, on 2 nodes.
 std::string twoSocketsFourPorts() {
-  std::string x =
-      "<system version=\"1\">\n"
-      "  <cpu numaid=\"0\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n"
-      "    <nic>\n";
-  for (int p = 0; p < 4; ++p)
-    x += strprintf("      <net name=\"eth%d\" dev=\"%d\" speed=\"10000\" port=\"0\" guid=\"0x%x\" gdr=\"0\"/>\n", p, p,
-                   p + 1);
-  x += "    </nic>\n";
+  std::string x = "<system version=\"1\">\n" + intelSocket(0) + nicPorts(4, 10000);
   for (int g = 0; g < 4; ++g) {
-    if (g == 2)
-      x += "  </cpu>\n"
-           "  <cpu numaid=\"1\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n";
+    if (g == 2) x += "  </cpu>\n" + intelSocket(1);
     x += strprintf("    <pci busid=\"0000:%02x:00.0\" class=\"0x030000\" link_speed=\"8.0 GT/s PCIe\" link_width=\"8\">\n"
                    "      <gpu dev=\"%d\" sm=\"86\" rank=\"%d\" gdr=\"1\"/>\n"
                    "    </pci>\n",
@@ -359,16 +363,12 @@ TEST_F(SearchPatterns, NetsSharingAnIdSharePathsAsInNccl) {
   // and a copy's local GPU is found by id.
   std::string x = "<system version=\"1\">\n";
   for (int cpu = 0; cpu < 2; ++cpu) {
-    x += strprintf("  <cpu numaid=\"%d\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n"
-                   "    <pci busid=\"0000:%02x:00.0\" class=\"0x030000\" link_speed=\"8.0 GT/s PCIe\" link_width=\"16\">\n"
+    x += intelSocket(cpu);
+    x += strprintf("    <pci busid=\"0000:%02x:00.0\" class=\"0x030000\" link_speed=\"8.0 GT/s PCIe\" link_width=\"16\">\n"
                    "      <gpu dev=\"%d\" sm=\"86\" rank=\"%d\" gdr=\"1\"/>\n"
-                   "    </pci>\n"
-                   "    <nic>\n"
-                   "      <net name=\"veth0\" dev=\"0\" speed=\"200000\" port=\"0\" guid=\"0x10\" gdr=\"0\"/>\n"
-                   "      <net name=\"veth1\" dev=\"1\" speed=\"200000\" port=\"0\" guid=\"0x11\" gdr=\"0\"/>\n"
-                   "    </nic>\n"
-                   "  </cpu>\n",
-                   cpu, 0x20 + 0x20 * cpu, cpu, cpu);
+                   "    </pci>\n",
+                   0x20 + 0x20 * cpu, cpu, cpu);
+    x += nicPorts(2, 200000) + "  </cpu>\n";
   }
   x += "</system>\n";
   auto parsed = TopoXml::parse(x, "shared-ids.xml");
@@ -388,17 +388,11 @@ TEST_F(SearchPatterns, NetsSharingAnIdSharePathsAsInNccl) {
 TEST_F(SearchPatterns, PathLinesAreCutAt1023CharactersLikeNcclsBuffer) {
   // 48 NIC ports: a GPU's path line lists 50 nodes (some 1,300 characters); NCCL prints what
   // fits in its 1024-byte line buffer.
-  std::string x =
-      "<system version=\"1\">\n"
-      "  <cpu numaid=\"0\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n"
-      "    <pci busid=\"0000:20:00.0\" class=\"0x030000\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
-      "      <gpu dev=\"0\" sm=\"80\" rank=\"0\" gdr=\"1\"/>\n"
-      "    </pci>\n"
-      "    <nic>\n";
-  for (int p = 0; p < 48; ++p)
-    x += strprintf("      <net name=\"p%d\" dev=\"%d\" speed=\"100000\" port=\"0\" guid=\"0x%x\" gdr=\"0\"/>\n", p, p,
-                   p + 1);
-  x += "    </nic>\n  </cpu>\n</system>\n";
+  std::string x = "<system version=\"1\">\n" + intelSocket(0) +
+                  "    <pci busid=\"0000:20:00.0\" class=\"0x030000\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+                  "      <gpu dev=\"0\" sm=\"80\" rank=\"0\" gdr=\"1\"/>\n"
+                  "    </pci>\n" +
+                  nicPorts(48, 100000) + "  </cpu>\n</system>\n";
   auto parsed = TopoXml::parse(x, "many-ports.xml");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   SimulatedNode n = run(*parsed, 1, Params());
