@@ -122,8 +122,15 @@ Result<SimulatedNode> simulate(const TopoXml& xml, int index, int gpus, int rank
 
   CommView comm{node.firstRank, o.nodes * node.gpusPerNode};
   WEFT_TRY(computePaths(s, o.params, &comm));
+  const int gpusBeforeTrim = s.count(NodeType::kGpu);
   WEFT_TRY(trimSystem(s, comm));
-  WEFT_TRY(computePaths(s, o.params, &comm));
+  // NCCL computes the paths again after trimming. Paths depend only on the nodes, links,
+  // settings and communicator, and a trim that removes no GPU changes none of them (only the
+  // inter-node flag): the second pass would write the same paths. It still runs when GPUs went,
+  // or when someone reads its GDR lines (NCCL prints them in both passes).
+  if (s.count(NodeType::kGpu) != gpusBeforeTrim ||
+      log::processLogger().enabled(log::Level::kInfo, log::kGraph | log::kNet))
+    WEFT_TRY(computePaths(s, o.params, &comm));
   searchInit(s);
   // Formatting every path line costs more than some searches: only when someone reads them.
   if (log::processLogger().enabled(log::Level::kInfo, log::kGraph)) {

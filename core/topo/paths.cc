@@ -164,9 +164,14 @@ void applyC2cNicPaths(System& s) {
 // traffic goes through the GPU's CPU.
 Status applyNicPaths(System& s, const Params& params) {
   for (int n = 0; n < s.count(NodeType::kNet); ++n) {
+    // NCCL asks for the NIC's local GPU again for every GPU; the answer depends only on paths,
+    // so it is asked again only after a step below changed one.
+    int peer = -1;
+    bool peerKnown = false;
     for (int g = 0; g < s.count(NodeType::kGpu); ++g) {
       if (!params.pxnDisable) {
-        int peer = localGpu(s, params, n);
+        if (!peerKnown) peer = localGpu(s, params, n);
+        peerKnown = true;
         if (peer != g && peer != -1) {
           const Node& peerNode = s.node(NodeType::kGpu, peer);
           const Node& gpu = s.node(NodeType::kGpu, g);
@@ -175,8 +180,10 @@ Status applyNicPaths(System& s, const Params& params) {
           const Path& gpuToNet = gpu.pathTo(NodeType::kNet, n);
           if (peerToNet.type <= pxnType && peerNode.pathTo(NodeType::kGpu, g).type <= PathType::kNvl &&
               systemIdOf(peerNode.id) == systemIdOf(gpu.id) &&
-              (peerToNet.bw > gpuToNet.bw || gpuToNet.type > PathType::kPxn))
+              (peerToNet.bw > gpuToNet.bw || gpuToNet.type > PathType::kPxn)) {
             addInterStep(s, NodeType::kGpu, peer, NodeType::kGpu, g, NodeType::kNet, n);
+            peerKnown = false;
+          }
         }
       }
       if (s.node(NodeType::kGpu, g).pathTo(NodeType::kNet, n).type < PathType::kPhb) {
@@ -187,6 +194,7 @@ Status applyNicPaths(System& s, const Params& params) {
           if (cpu < 0) continue;
           addInterStep(s, NodeType::kCpu, cpu, NodeType::kNet, n, NodeType::kGpu, g);
           addInterStep(s, NodeType::kCpu, cpu, NodeType::kGpu, g, NodeType::kNet, n);
+          peerKnown = false;
         }
       }
     }

@@ -26,7 +26,8 @@ for h in core comm net channel transport device nvmlwrap coll_net cpuset bootstr
   echo '#include "shim.h"' > "$OUT/inc/$h.h"
 done
 python3 "$HERE/patch.py" "$OUT"
-FLAGS=(-std=c++17 -O2 -g -w -I"$OUT/inc" -I"$OUT/src" -I"$CUDA_INC")
+# -O3, as NCCL's release build (makefiles/common.mk), so that the bench can time it fairly.
+FLAGS=(-std=c++17 -O3 -g -w -I"$OUT/inc" -I"$OUT/src" -I"$CUDA_INC")
 [ -f "$NCCL_SRC/build/include/nccl.h" ] && FLAGS+=(-I"$NCCL_SRC/build/include")
 for f in xml topo paths search; do
   echo "compiling $f.cc"
