@@ -402,5 +402,42 @@ TEST_F(SearchPatterns, PathLinesAreCutAt1023CharactersLikeNcclsBuffer) {
   EXPECT_EQ(lines[0].rfind("GPU/0-20000 :GPU/0-20000 (0/5000.0/LOC) CPU/0-0 (1/24.0/PHB) NET/0-0 ", 0), 0u) << lines[0];
 }
 
+// The path pass after trimming is skipped when the trim removed no GPU and nobody reads its GDR
+// lines: with a reader (which makes both passes run, as NCCL's do) and without one, the paths
+// and graphs must come out the same, on a node whose trim removes nothing and on one whose trim
+// removes a GPU it cannot reach.
+TEST_F(SearchPatterns, PathsAfterTrimAreTheSameWithOrWithoutTheSecondPass) {
+  WEFT_REQUIRE_CORPUS();
+  // The example (NVLink and PXN paths; its trim removes nothing) and L20 (two groups of 8 GPUs:
+  // its trim removes one group).
+  std::vector<TopoXml> topos;
+  topos.push_back(loadOrDie(exampleTopology()));
+  topos.push_back(loadOrDie((test::corpusDir() / "topologies/zy-uestc-yccl/topo_l20.xml").string()));
+  for (size_t t = 0; t < topos.size(); ++t) {
+    for (const char* gdrLevel : {"PHB", "LOC"}) {  // LOC: GDR off, the NIC paths go through the CPU
+      SCOPED_TRACE(strprintf("topology %zu, NCCL_NET_GDR_LEVEL=%s", t, gdrLevel));
+      Params params = paramsWith({{"NCCL_NET_GDR_LEVEL", gdrLevel}});
+      SimulatedNode quiet = run(topos[t], 2, params);
+      std::vector<std::string> read;
+      SimulatedNode logged;
+      {
+        log::ScopedRecorder recorder(&read, log::kGraph | log::kNet);
+        logged = run(topos[t], 2, params);
+      }
+      EXPECT_EQ(pathLines(quiet.system), pathLines(logged.system));
+      for (int n = 0; n < quiet.system.count(NodeType::kNet); ++n)
+        EXPECT_EQ(quiet.system.node(NodeType::kNet, n).net.localGpu, logged.system.node(NodeType::kNet, n).net.localGpu);
+      EXPECT_EQ(graphLines(quiet.system, quiet.graphs.ring), graphLines(logged.system, logged.graphs.ring));
+      EXPECT_EQ(graphLines(quiet.system, quiet.graphs.tree), graphLines(logged.system, logged.graphs.tree));
+      // The reader saw a GDR line per (GPU, NIC) pair with a path below PHB in each pass: the
+      // first pass over the file's GPUs, the second over those the trim kept.
+      int gdrLines = 0;
+      for (const std::string& l : read) gdrLines += l.find("GPU Direct RDMA") != std::string::npos;
+      EXPECT_GT(gdrLines, 0);
+      EXPECT_EQ(quiet.system.count(NodeType::kGpu), 8);  // (L20: the trim kept one group)
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weft::topo
