@@ -1196,6 +1196,8 @@ void SearchEngine::filterCandidates(SortedSlot& slot, int g) {
       slot.fwdStep.push_back({static_cast<StepMode>(gpuGpu_.mode[at]), &gpuGpu_.paths[at]});
     }
   }
+  // The orders made per channel start hold steps of the old table.
+  std::fill(slot.epochOf.begin(), slot.epochOf.end(), 0);
   slot.stamp = stepStamp_;
 }
 
@@ -1537,13 +1539,24 @@ void SearchEngine::searchRecInner(Graph& graph, int* time) {
     backToFirstRank = ngpus_ - 1;
   }
   if (sys_.inter) {
-    // A channel starts: number it and keep the PCI bandwidths (see chanEpoch_).
+    // A channel starts: keep the PCI bandwidths, and number them (see chanEpoch_). A start
+    // that finds the same bandwidths as the last start of this channel keeps its number, so
+    // that the orders made for it (prepareEpochOrder) still serve: a search restarts the same
+    // channel many times over the same channels below it.
     const size_t ch = static_cast<size_t>(graph.nChannels);
-    chanEpoch_[ch] = ++epochs_;
+    const bool hadPci = chanPciTaken_[ch];
     chanPciTaken_[ch] = tiesSeen_;
     if (tiesSeen_) {
       int* pci = chanPci_.data() + ch * static_cast<size_t>(ngpus_);
-      for (int g = 0; g < ngpus_; ++g) pci[g] = gpuPciBw(g);
+      bool same = hadPci;
+      for (int g = 0; g < ngpus_; ++g) {
+        const int bw = gpuPciBw(g);
+        same = same && pci[g] == bw;
+        pci[g] = bw;
+      }
+      if (!same) chanEpoch_[ch] = ++epochs_;
+    } else {
+      chanEpoch_[ch] = ++epochs_;
     }
     recNet(graph, backToNet, backToFirstRank, time);
     return;

@@ -341,7 +341,8 @@ class SearchEngine {
   // Within a channel's walk the links of the GPUs it has not used keep the bandwidth they had
   // when the walk started (a step takes bandwidth from its two ends only), but while a GPU ->
   // NIC step is held (PXN goes through another GPU's PCI link: pciDirty_). So each channel
-  // start gets a number (chanEpoch_) and the PCI bandwidths then (chanPci_, ngpus_ per channel).
+  // start keeps the PCI bandwidths then (chanPci_, ngpus_ per channel) and a number for them
+  // (chanEpoch_: a new one only when they differ from the last start of that channel).
   std::array<uint64_t, kMaxChannels + 1> chanEpoch_{};
   std::array<int, kMaxChannels + 1> pciDirty_{};
   // Whether chanPci_ was taken for the channel's start: only once some order has ties (with an
