@@ -49,7 +49,6 @@ void configureLogger(bool json, bool quiet) {
   // widen or narrow them. In JSON mode, and with --quiet, only warnings go to the log.
   if (std::getenv("NCCL_DEBUG") == nullptr || quiet) o.level = json || quiet ? log::Level::kWarn : log::Level::kInfo;
   if (std::getenv("NCCL_DEBUG_SUBSYS") == nullptr) o.mask = log::kGraph | log::kInit;
-  if (json) o.file = o.file.empty() ? std::string() : o.file;
   bool toFile = !o.file.empty();
   logger.setOptions(o);
   // On stdout these lines are the command's output, beside its own printf lines: they share
