@@ -34,6 +34,14 @@ std::vector<SettingDef> topologyRows() {
       {.name = "NCCL_MAX_NCHANNELS", .aliases = {"NCCL_MAX_NRINGS"}, .type = Type::kInt, .defaultValue = "-2",
        .doc = "Maximum number of channels (auto: 64); the new name wins over NCCL_MAX_NRINGS",
        .module = "topo/search, connect", .range = {1, std::numeric_limits<int64_t>::max(), true}},
+      {.name = "NCCL_MIN_CTAS", .type = Type::kInt, .defaultValue = "",
+       .doc = "Fewest channels (CTAs) a communicator runs (unset: 1; 0 or less is ignored, as NCCL does; "
+              "capped at 64 and at NCCL_MAX_CTAS)",
+       .module = "connect"},
+      {.name = "NCCL_MAX_CTAS", .type = Type::kInt, .defaultValue = "",
+       .doc = "Most channels (CTAs) a communicator runs (unset: 64; 0 or less is ignored, as NCCL does; "
+              "capped at 64)",
+       .module = "connect"},
       {.name = "NCCL_NETDEVS_POLICY", .type = Type::kNetDevsPolicy, .defaultValue = "AUTO",
        .doc = "NICs each GPU may use: AUTO, ALL or MAX:n", .module = "topo"},
       {.name = "NCCL_IGNORE_CPU_AFFINITY", .type = Type::kInt, .defaultValue = "0",

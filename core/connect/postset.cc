@@ -15,6 +15,8 @@ ConnectOptions ConnectOptions::fromParams(const topo::Params& params) {
   ConnectOptions o;
   o.minChannels = params.minChannels;
   o.maxChannels = params.maxChannels;
+  o.minCTAs = params.minCTAs;
+  o.maxCTAs = params.maxCTAs;
   return o;
 }
 

@@ -25,7 +25,7 @@ struct ConnectOptions {
   bool netDeviceUnpack = false;          // the net plugin moves data through an unpack kernel
   bool unpackDoubleChannels = true;      // NCCL_UNPACK_DOUBLE_NCHANNELS
 
-  // The channel limits from the settings (ncclMinNchannels/ncclMaxNchannels).
+  // The channel limits from the settings (ncclMinNchannels/ncclMaxNchannels, config.min/maxCTAs).
   static ConnectOptions fromParams(const topo::Params& params);
 };
 

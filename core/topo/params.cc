@@ -49,6 +49,17 @@ Params Params::fromSettings(const config::Settings& s) {
   p.minChannels = minCh == -2 ? 0 : static_cast<int>(std::clamp<int64_t>(minCh, 0, kMaxChannels));
   int64_t maxCh = s.integer("NCCL_MAX_NCHANNELS");
   p.maxChannels = maxCh == -2 ? kMaxChannels : static_cast<int>(std::clamp<int64_t>(maxCh, 1, kMaxChannels));
+  // config.minCTAs/maxCTAs as NCCL's init sets them: the defaults 1 and MAXCHANNELS, replaced by
+  // NCCL_MIN_CTAS/NCCL_MAX_CTAS when above 0 (NCCL leaves the default for 0 or less), capped at
+  // MAXCHANNELS, and a minimum above the maximum lowered to it.
+  auto ctas = [&](std::string_view name, int fallback) {
+    if (!s.isSet(name)) return fallback;
+    const int64_t v = s.integer(name);
+    return v > 0 ? static_cast<int>(std::min<int64_t>(v, kMaxChannels)) : fallback;
+  };
+  p.minCTAs = ctas("NCCL_MIN_CTAS", 1);
+  p.maxCTAs = ctas("NCCL_MAX_CTAS", kMaxChannels);
+  p.minCTAs = std::min(p.minCTAs, p.maxCTAs);
   return p;
 }
 

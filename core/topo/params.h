@@ -29,6 +29,9 @@ struct Params {
   int crossNic = 2;                 // NCCL_CROSS_NIC
   int minChannels = 0;              // ncclMinNchannels()
   int maxChannels = kMaxChannels;   // ncclMaxNchannels()
+  // Connect: the communicator's config.minCTAs / config.maxCTAs (NCCL_MIN_CTAS / NCCL_MAX_CTAS)
+  int minCTAs = 1;
+  int maxCTAs = kMaxChannels;
   // Not a setting: the search keeps every link bandwidth as NCCL's float and takes no shortcut
   // (no integer arithmetic, no skipped candidates). Slow; tests compare the fast search with it.
   bool searchFloatReference = false;

@@ -10,6 +10,8 @@
 #include "core/connect/log_lines.h"
 #include "core/connect/nvls.h"
 #include "core/connect/rings.h"
+#include "core/config/settings.h"
+#include "core/topo/params.h"
 #include "tests/support/log_capture.h"
 #include "tests/unit/connect_synthetic.h"
 
@@ -142,6 +144,28 @@ TEST_F(Postset, MaxKeepsTheFirstChannelsAndMinRepeatsThem) {
   ConnectOptions ctas;
   ctas.maxCTAs = 2;
   EXPECT_EQ(connectOrDie(syn.inputs(), ctas).nChannels, 2);
+}
+
+// NCCL_MIN_CTAS / NCCL_MAX_CTAS reach the postset as NCCL's init sets config.minCTAs/maxCTAs:
+// values of 0 or less leave the defaults (1, 64), larger ones are capped at 64, and a minimum
+// above the maximum is lowered to it.
+TEST_F(Postset, CtaSettingsFollowNcclsConfigRules) {
+  auto optionsWith = [](std::initializer_list<std::pair<const char*, const char*>> values) {
+    config::Settings s;
+    for (const auto& [k, v] : values) EXPECT_TRUE(s.set(k, v).isOk()) << k;
+    return ConnectOptions::fromParams(topo::Params::fromSettings(s));
+  };
+  auto ctas = [](const ConnectOptions& o) { return std::pair<int, int>{o.minCTAs, o.maxCTAs}; };
+  EXPECT_EQ(ctas(optionsWith({})), (std::pair<int, int>{1, 64}));
+  EXPECT_EQ(ctas(optionsWith({{"NCCL_MIN_CTAS", "16"}})), (std::pair<int, int>{16, 64}));
+  EXPECT_EQ(ctas(optionsWith({{"NCCL_MAX_CTAS", "4"}})), (std::pair<int, int>{1, 4}));
+  EXPECT_EQ(ctas(optionsWith({{"NCCL_MIN_CTAS", "4"}, {"NCCL_MAX_CTAS", "2"}})), (std::pair<int, int>{2, 2}));
+  EXPECT_EQ(ctas(optionsWith({{"NCCL_MIN_CTAS", "0"}, {"NCCL_MAX_CTAS", "-1"}})), (std::pair<int, int>{1, 64}));
+  EXPECT_EQ(ctas(optionsWith({{"NCCL_MIN_CTAS", "100"}, {"NCCL_MAX_CTAS", "200"}})), (std::pair<int, int>{64, 64}));
+  // And they bound the channels: 4 searched channels, at most 3 or at least 10 of them.
+  Synthetic syn(inOrder(2, 4, 4));
+  EXPECT_EQ(connectOrDie(syn.inputs(), optionsWith({{"NCCL_MAX_CTAS", "3"}})).nChannels, 3);
+  EXPECT_EQ(connectOrDie(syn.inputs(), optionsWith({{"NCCL_MIN_CTAS", "10"}})).nChannels, 10);
 }
 
 TEST_F(Postset, EveryRankLogsInNcclOrder) {
