@@ -20,6 +20,11 @@ cp "$NCCL_SRC/src/include/graph.h" "$OUT/inc/"
 cp "$NCCL_SRC/src/include/plugin/nccl_net.h" "$OUT/inc/plugin/"
 cp "$NCCL_SRC/src/include/plugin/net/net_v11.h" "$OUT/inc/plugin/net/"
 cp "$HERE"/inc/*.h "$OUT/inc/"
+# NCCL's connect phase (ORACLE_CONNECT=1, connect_driver.cc) when the tree has its three files.
+CONNECT=1
+for f in connect.cc trees.cc rings.cc; do [ -f "$NCCL_SRC/src/graph/$f" ] || CONNECT=0; done
+rm -f "$OUT"/obj/{connect,trees,rings,connect_driver}.o
+[ $CONNECT = 1 ] && cp "$NCCL_SRC"/src/graph/{connect.cc,trees.cc,rings.cc} "$OUT/src/"
 # Every internal header the graph code includes resolves to the shim.
 for h in core comm net channel transport device nvmlwrap coll_net cpuset bootstrap debug checks alloc param \
          env nccl_tuner trees rings utils; do
@@ -33,6 +38,16 @@ for f in xml topo paths search; do
   echo "compiling $f.cc"
   g++ "${FLAGS[@]}" -c "$OUT/src/$f.cc" -o "$OUT/obj/$f.o"
 done
+if [ $CONNECT = 1 ]; then
+  for f in connect trees rings; do
+    echo "compiling $f.cc"
+    g++ "${FLAGS[@]}" -c "$OUT/src/$f.cc" -o "$OUT/obj/$f.o"
+  done
+  FLAGS+=(-DORACLE_WITH_CONNECT)
+  g++ "${FLAGS[@]}" -c "$HERE/connect_driver.cc" -o "$OUT/obj/connect_driver.o"
+else
+  echo "no src/graph/{connect,trees,rings}.cc in $NCCL_SRC: built without ORACLE_CONNECT"
+fi
 g++ "${FLAGS[@]}" -c "$HERE/driver.cc" -o "$OUT/obj/driver.o"
 g++ -o "$OUT/nccl-oracle" "$OUT"/obj/*.o
 echo "built $OUT/nccl-oracle"

@@ -8,13 +8,8 @@
 set -uo pipefail
 ORACLE=${1:?usage: compare.sh ORACLE WEFT OUT_DIR NODES PATTERNS [NAME=VALUE ...] [-- FILE...]}
 WEFT=${2:?}; OUT=${3:?}; NODES=${4:?}; PATTERNS=${5:?}; shift 5
-ENVS=()
-while [ $# -gt 0 ] && [ "$1" != "--" ]; do ENVS+=("$1"); shift; done
-[ "${1:-}" = "--" ] && shift
-if [ $# -gt 0 ]; then FILES=("$@"); else
-  CORPUS=${WEFT_CORPUS_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/../shared/corpus}
-  mapfile -t FILES < <(find "$CORPUS/topologies" -name '*.xml' | sort)
-fi
+. "$(dirname "$0")/args.sh"
+oracle_args "$@"
 mkdir -p "$OUT"
 for f in "${FILES[@]}"; do
   k=$(basename "$(dirname "$f")")_$(basename "$f")

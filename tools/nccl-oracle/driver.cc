@@ -60,6 +60,10 @@ ncclResult_t ncclCpusetToRangeStr(cpu_set_t*, char* str, size_t) { str[0] = 0; r
 ncclResult_t initChannel(struct ncclComm*, int) { return ncclSuccess; }
 int ncclDevMaxChannelsForArgsBytes(size_t) { return MAXCHANNELS; }
 
+#ifdef ORACLE_WITH_CONNECT
+int oracleConnect(const char* topoFile, int nodes, const char* out, const std::string& pats);
+#endif
+
 static ncclResult_t p2pCan(int* ret, struct ncclComm* comm, struct ncclTopoGraph*, struct ncclPeerInfo* a, struct ncclPeerInfo* b) {
   int p2p = 0, inter = -1;
   NCCLCHECK(ncclTopoCheckP2p(comm, comm->topo, a->rank, b->rank, &p2p, NULL, &inter, NULL));
@@ -92,11 +96,40 @@ static void relabel(struct ncclXml* xml, int offset) {
   }
 }
 
+// NCCL's searches in init.cc's order and bounds: ring, tree, then CollNet chain and direct and
+// NVLS when named in pats. g: ring, tree, chain, direct, nvls (zeroed here).
+ncclResult_t oracleSearchGraphs(struct ncclTopoSystem* system, struct ncclTopoGraph g[5], const std::string& pats) {
+  memset(g, 0, 5 * sizeof(struct ncclTopoGraph));
+  struct ncclTopoGraph *ring = g + 0, *tree = g + 1, *chain = g + 2, *direct = g + 3, *nvls = g + 4;
+  ring->id = 0; ring->pattern = NCCL_TOPO_PATTERN_RING; ring->minChannels = 1; ring->maxChannels = MAXCHANNELS / 2;
+  NCCLCHECK(ncclTopoCompute(system, ring)); NCCLCHECK(ncclTopoPrintGraph(system, ring));
+  tree->id = 1; tree->pattern = NCCL_TOPO_PATTERN_BALANCED_TREE; tree->minChannels = tree->maxChannels = ring->nChannels;
+  NCCLCHECK(ncclTopoCompute(system, tree)); NCCLCHECK(ncclTopoPrintGraph(system, tree));
+  chain->id = 2; chain->pattern = NCCL_TOPO_PATTERN_TREE; chain->collNet = 1; chain->minChannels = chain->maxChannels = ring->nChannels;
+  direct->id = 4; direct->pattern = NCCL_TOPO_PATTERN_COLLNET_DIRECT; direct->collNet = 1; direct->minChannels = 1; direct->maxChannels = MAXCHANNELS;
+  if (pats.find("collnet") != std::string::npos) {
+    NCCLCHECK(ncclTopoCompute(system, chain)); NCCLCHECK(ncclTopoPrintGraph(system, chain));
+    NCCLCHECK(ncclTopoCompute(system, direct)); NCCLCHECK(ncclTopoPrintGraph(system, direct));
+  }
+  nvls->id = 3; nvls->pattern = NCCL_TOPO_PATTERN_NVLS; nvls->minChannels = 1; nvls->maxChannels = MAXCHANNELS;
+  if (pats.find("nvls") != std::string::npos) {
+    NCCLCHECK(ncclTopoCompute(system, nvls)); NCCLCHECK(ncclTopoPrintGraph(system, nvls));
+  }
+  return ncclSuccess;
+}
+
 int main(int argc, char** argv) {
   if (argc < 4) { fprintf(stderr, "usage: nccl-oracle TOPO.xml NODES OUT.graph.xml [ring,tree,collnet,nvls] [rank]\n"); return 2; }
   const char* topoFile = argv[1]; int nodes = atoi(argv[2]); const char* out = argv[3];
   std::string pats = argc > 4 ? argv[4] : "ring,tree";
   oracleInfo = getenv("ORACLE_INFO") != NULL;
+  if (getenv("ORACLE_CONNECT") && atoi(getenv("ORACLE_CONNECT")) != 0) {
+#ifdef ORACLE_WITH_CONNECT
+    return oracleConnect(topoFile, nodes, out, pats);   // connect_driver.cc
+#else
+    fprintf(stderr, "nccl-oracle: built without connect.cc/trees.cc/rings.cc, ORACLE_CONNECT unavailable\n"); return 2;
+#endif
+  }
   struct ncclXml* xml;
   NCCLCHECK(xmlAlloc(&xml, NCCL_TOPO_XML_MAX_NODES));
   if (ncclTopoGetXmlFromFile(topoFile, xml, 1) != ncclSuccess) { fprintf(stderr, "nccl-oracle: cannot load %s\n", topoFile); return 3; }
@@ -140,22 +173,8 @@ int main(int argc, char** argv) {
     for (int n = 0; n < system->nodes[NET].count; n++) printf("LOCALGPU NET %d: %d\n", n, system->nodes[NET].nodes[n].net.localGpu);
   }
   static struct ncclTopoGraph g[5];
-  memset(g, 0, sizeof g);
+  NCCLCHECK(oracleSearchGraphs(system, g, pats));
   struct ncclTopoGraph *ring = g + 0, *tree = g + 1, *chain = g + 2, *direct = g + 3, *nvls = g + 4;
-  ring->id = 0; ring->pattern = NCCL_TOPO_PATTERN_RING; ring->minChannels = 1; ring->maxChannels = MAXCHANNELS / 2;
-  NCCLCHECK(ncclTopoCompute(system, ring)); NCCLCHECK(ncclTopoPrintGraph(system, ring));
-  tree->id = 1; tree->pattern = NCCL_TOPO_PATTERN_BALANCED_TREE; tree->minChannels = tree->maxChannels = ring->nChannels;
-  NCCLCHECK(ncclTopoCompute(system, tree)); NCCLCHECK(ncclTopoPrintGraph(system, tree));
-  chain->id = 2; chain->pattern = NCCL_TOPO_PATTERN_TREE; chain->collNet = 1; chain->minChannels = chain->maxChannels = ring->nChannels;
-  direct->id = 4; direct->pattern = NCCL_TOPO_PATTERN_COLLNET_DIRECT; direct->collNet = 1; direct->minChannels = 1; direct->maxChannels = MAXCHANNELS;
-  if (pats.find("collnet") != std::string::npos) {
-    NCCLCHECK(ncclTopoCompute(system, chain)); NCCLCHECK(ncclTopoPrintGraph(system, chain));
-    NCCLCHECK(ncclTopoCompute(system, direct)); NCCLCHECK(ncclTopoPrintGraph(system, direct));
-  }
-  nvls->id = 3; nvls->pattern = NCCL_TOPO_PATTERN_NVLS; nvls->minChannels = 1; nvls->maxChannels = MAXCHANNELS;
-  if (pats.find("nvls") != std::string::npos) {
-    NCCLCHECK(ncclTopoCompute(system, nvls)); NCCLCHECK(ncclTopoPrintGraph(system, nvls));
-  }
   struct ncclTopoGraph* dump[5] = {ring, tree, direct, chain, nvls};
   setenv("NCCL_GRAPH_DUMP_FILE", out, 1);
   NCCLCHECK(ncclTopoDumpGraphs(system, 5, dump));

@@ -126,15 +126,34 @@ static inline void eatHash(uint64_t acc[2], const void* bytes, size_t n) {
 }
 template<typename T> static inline void eatHash(uint64_t acc[2], const T* x) { eatHash(acc, (const void*)x, sizeof(T)); }
 static inline uint64_t digestHash(const uint64_t acc[2]) { return acc[0] ^ (acc[1] * 31); }
-struct ncclSharedResourcesShim { struct ncclComm* owner; int tpP2pNChannels; };
-struct ncclConfigShim { int nChannelsPerNetPeer; };
+struct ncclSharedResourcesShim { struct ncclComm* owner; int tpP2pNChannels; int tpNChannels; };
+struct ncclConfigShim { int nChannelsPerNetPeer; int collnetEnable; int minCTAs; int maxCTAs; };
+// The channel as connect.cc (ncclTopoPreset/Postset) fills it; NCCL's device.h has more fields.
+#define NCCL_MAX_NVLS_TREE_ARITY 3
+struct ncclRing { int prev; int next; };
+struct ncclTree { int depth; int up; int down[NCCL_MAX_TREE_ARITY]; };
+struct ncclDirect { int depth; int out; int nHeads; int headRank; int shift;
+  int heads[NCCL_MAX_DIRECT_ARITY+1]; int up[NCCL_MAX_DIRECT_ARITY]; int down[NCCL_MAX_DIRECT_ARITY]; };
+struct ncclNvls { int out; int nHeads; int headRank; int treeUp; int treeDown[NCCL_MAX_NVLS_TREE_ARITY];
+  int up[NCCL_MAX_NVLS_ARITY]; int down; };
+struct ncclChannel { struct ncclRing ring; struct ncclTree tree; struct ncclTree collnetChain;
+  struct ncclDirect collnetDirect; struct ncclNvls nvls; int id; };
+struct ncclNvlsResourcesShim { int nChannels; };
 struct ncclComm {
   struct ncclPeerInfo* peerInfo; int rank; int nRanks; int localRanks; int MNNVL;
   struct ncclTopoSystem* topo; ncclNet_t* ncclNet; int ncclNetVer; ncclCollNet_t* ncclCollNet;
   ncclConfigShim config; int nChannels; int p2pnChannels; int p2pnChannelsPerPeer;
   ncclSharedResourcesShim* sharedRes; int cpuArch; int cpuVendor; int netPluginIndex; int dmaBufSupport;
   void* bootstrap; int cliqueRank; struct { int size; int* ranks; } clique;
+  // connect phase (connect.cc), used by the connect driver only
+  struct ncclChannel channels[MAXCHANNELS]; int collChannels; int nNodes; int node; int maxLocalRanks;
+  int minCompCap; int maxCompCap; int netDeviceType; int nvlsSupport; int nvlsChannels; int nvlsHeads[MAXCHANNELS];
+  int* rankToNode; int shareResources; struct ncclNvlsResourcesShim* nvlsResources; int maxTreePattern;
 };
+static inline int log2i(int n) { int l = 0; while (n > 1) { n >>= 1; l++; } return l; }
+ncclResult_t ncclGetBtree(int nranks, int rank, int* u0, int* d1, int* d0, int* parentChildType);
+ncclResult_t ncclGetDtree(int nranks, int rank, int* u0, int* d0_0, int* d0_1, int* parentChildType0, int* u1, int* d1_0, int* d1_1, int* parentChildType1);
+ncclResult_t ncclBuildRings(int nrings, int* rings, int rank, int nranks, int* prev, int* next);
 enum { TRANSPORT_P2P = 0, TRANSPORT_SHM = 1, TRANSPORT_NET = 2 };
 struct ncclConnect;
 struct ncclTransportShim { ncclResult_t (*canConnect)(int*, struct ncclComm*, struct ncclTopoGraph*, struct ncclPeerInfo*, struct ncclPeerInfo*); };
