@@ -94,7 +94,7 @@ std::vector<SettingDef> featureRows() {
       {.name = "NCCL_COLLNET_ENABLE", .type = Type::kInt, .defaultValue = "0",
        .doc = "1 enables CollNet (in-network reductions)", .module = "topo/search", .range = kFlag},
       {.name = "NCCL_COLLNET_NODE_THRESHOLD", .type = Type::kInt, .defaultValue = "2",
-       .doc = "Fewest nodes for which CollNet is used", .module = "topo/search", .range = kNonNegative},
+       .doc = "Fewest nodes for which CollNet is used", .module = "connect", .range = kNonNegative},
       {.name = "NCCL_MNNVL_ENABLE", .type = Type::kInt, .defaultValue = "2",
        .doc = "Multi-node NVLink: 0 off, 1 on, 2 auto", .module = "topo", .range = kTriState},
       {.name = "NCCL_MNNVL_SCATTER_NETS_ENABLE", .type = Type::kInt, .defaultValue = "1",

@@ -17,6 +17,7 @@ ConnectOptions ConnectOptions::fromParams(const topo::Params& params) {
   o.maxChannels = params.maxChannels;
   o.minCTAs = params.minCTAs;
   o.maxCTAs = params.maxCTAs;
+  o.collnetNodeThreshold = params.collnetNodeThreshold;
   return o;
 }
 

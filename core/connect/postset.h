@@ -25,7 +25,8 @@ struct ConnectOptions {
   bool netDeviceUnpack = false;          // the net plugin moves data through an unpack kernel
   bool unpackDoubleChannels = true;      // NCCL_UNPACK_DOUBLE_NCHANNELS
 
-  // The channel limits from the settings (ncclMinNchannels/ncclMaxNchannels, config.min/maxCTAs).
+  // The settings' part: channel limits (ncclMinNchannels/ncclMaxNchannels, config.min/maxCTAs)
+  // and the CollNet node threshold.
   static ConnectOptions fromParams(const topo::Params& params);
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 #include "core/base/strings.h"
 
@@ -60,6 +61,8 @@ Params Params::fromSettings(const config::Settings& s) {
   p.minCTAs = ctas("NCCL_MIN_CTAS", 1);
   p.maxCTAs = ctas("NCCL_MAX_CTAS", kMaxChannels);
   p.minCTAs = std::min(p.minCTAs, p.maxCTAs);
+  p.collnetNodeThreshold = static_cast<int>(
+      std::clamp<int64_t>(s.integer("NCCL_COLLNET_NODE_THRESHOLD"), 0, std::numeric_limits<int>::max()));
   return p;
 }
 

@@ -32,6 +32,7 @@ struct Params {
   // Connect: the communicator's config.minCTAs / config.maxCTAs (NCCL_MIN_CTAS / NCCL_MAX_CTAS)
   int minCTAs = 1;
   int maxCTAs = kMaxChannels;
+  int collnetNodeThreshold = 2;     // NCCL_COLLNET_NODE_THRESHOLD: fewer nodes turn CollNet off
   // Not a setting: the search keeps every link bandwidth as NCCL's float and takes no shortcut
   // (no integer arithmetic, no skipped candidates). Slow; tests compare the fast search with it.
   bool searchFloatReference = false;

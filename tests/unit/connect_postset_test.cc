@@ -168,6 +168,14 @@ TEST_F(Postset, CtaSettingsFollowNcclsConfigRules) {
   EXPECT_EQ(connectOrDie(syn.inputs(), optionsWith({{"NCCL_MIN_CTAS", "10"}})).nChannels, 10);
 }
 
+// NCCL_COLLNET_NODE_THRESHOLD reaches the CollNet setup (NCCL: fewer nodes turn CollNet off).
+TEST_F(Postset, CollnetNodeThresholdComesFromTheSettings) {
+  EXPECT_EQ(ConnectOptions::fromParams(topo::Params::fromSettings(config::Settings())).collnetNodeThreshold, 2);
+  config::Settings s;
+  ASSERT_TRUE(s.set("NCCL_COLLNET_NODE_THRESHOLD", "4").isOk());
+  EXPECT_EQ(ConnectOptions::fromParams(topo::Params::fromSettings(s)).collnetNodeThreshold, 4);
+}
+
 TEST_F(Postset, EveryRankLogsInNcclOrder) {
   Synthetic syn(inOrder(2, 2, 1));
   Connection conn = connectOrDie(syn.inputs());
