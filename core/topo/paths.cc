@@ -170,8 +170,10 @@ Status applyNicPaths(System& s, const Params& params) {
     bool peerKnown = false;
     for (int g = 0; g < s.count(NodeType::kGpu); ++g) {
       if (!params.pxnDisable) {
-        if (!peerKnown) peer = localGpu(s, params, n);
-        peerKnown = true;
+        if (!peerKnown) {
+          peer = localGpu(s, params, n);
+          peerKnown = true;
+        }
         if (peer != g && peer != -1) {
           const Node& peerNode = s.node(NodeType::kGpu, peer);
           const Node& gpu = s.node(NodeType::kGpu, g);

@@ -1070,7 +1070,7 @@ void SearchEngine::prepareEpochOrder(const SortedSlot& slot, size_t ch) {
   std::vector<Candidate>& tmp = epochScratch_;
   tmp.clear();
   appendByPci(slot, pci, -1, tmp);
-  const size_t first = ch * slot.base.size();
+  const size_t first = ch * n;
   const int g = slot.gpu;
   uint16_t count = 0;
   for (const Candidate& c : tmp) {
