@@ -42,6 +42,10 @@ std::vector<SettingDef> topologyRows() {
        .doc = "Most channels (CTAs) a communicator runs (unset: 64; 0 or less is ignored, as NCCL does; "
               "capped at 64)",
        .module = "connect"},
+      {.name = "NCCL_NVLS_NCHANNELS", .type = Type::kInt, .defaultValue = "",
+       .doc = "NVLS channels (config.nvlsCTAs; unset, 0 or less: 16 before sm100, on sm100 24 within one "
+              "node and 32 across nodes), kept within NCCL_MIN_CTAS..NCCL_MAX_CTAS",
+       .module = "connect"},
       {.name = "NCCL_NETDEVS_POLICY", .type = Type::kNetDevsPolicy, .defaultValue = "AUTO",
        .doc = "NICs each GPU may use: AUTO, ALL or MAX:n", .module = "topo"},
       {.name = "NCCL_IGNORE_CPU_AFFINITY", .type = Type::kInt, .defaultValue = "0",
@@ -90,9 +94,12 @@ std::vector<SettingDef> pathRows() {
 std::vector<SettingDef> featureRows() {
   return {
       {.name = "NCCL_NVLS_ENABLE", .type = Type::kInt, .defaultValue = "2",
-       .doc = "NVLink SHARP: 0 off, 1 on, 2 auto", .module = "topo/search", .range = kTriState},
+       .doc = "NVLink SHARP: 0 off (no NVLS graph even with --patterns nvls), 1 on, 2 auto",
+       .module = "topo/search", .range = kTriState},
       {.name = "NCCL_COLLNET_ENABLE", .type = Type::kInt, .defaultValue = "0",
-       .doc = "1 enables CollNet (in-network reductions)", .module = "topo/search", .range = kFlag},
+       .doc = "1 enables CollNet (in-network reductions) where a CollNet plugin is loaded; weft search: "
+              "--patterns collnet",
+       .module = "topo/search", .range = kFlag},
       {.name = "NCCL_COLLNET_NODE_THRESHOLD", .type = Type::kInt, .defaultValue = "2",
        .doc = "Fewest nodes for which CollNet is used", .module = "connect", .range = kNonNegative},
       {.name = "NCCL_MNNVL_ENABLE", .type = Type::kInt, .defaultValue = "2",

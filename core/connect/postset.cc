@@ -18,11 +18,13 @@ ConnectOptions ConnectOptions::fromParams(const topo::Params& params) {
   o.minCTAs = params.minCTAs;
   o.maxCTAs = params.maxCTAs;
   o.collnetNodeThreshold = params.collnetNodeThreshold;
+  o.nvlsCTAs = params.nvlsCTAs;
   return o;
 }
 
 int defaultNvlsChannels(int compCap, bool multiNode, const ConnectOptions& o) {
   int channels = compCap >= 100 ? (multiNode ? 32 : 24) : 16;  // NVLS_NCHANNELS_SM100, _SM100_NVL, _SM90
+  if (o.nvlsCTAs > 0) channels = o.nvlsCTAs;
   return std::max(o.minCTAs, std::min(o.maxCTAs, channels));
 }
 

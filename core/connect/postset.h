@@ -22,16 +22,18 @@ struct ConnectOptions {
   int collnetNodeThreshold = 2;          // NCCL_COLLNET_NODE_THRESHOLD
   bool nvls = false;                     // nvlsSupport (NVLink SHARP multicast)
   int nvlsChannels = 16;                 // comm->nvlsChannels (NVLS_NCHANNELS on sm90)
+  int nvlsCTAs = 0;                      // config.nvlsCTAs (NCCL_NVLS_NCHANNELS); 0: by GPU generation
   bool netDeviceUnpack = false;          // the net plugin moves data through an unpack kernel
   bool unpackDoubleChannels = true;      // NCCL_UNPACK_DOUBLE_NCHANNELS
 
-  // The settings' part: channel limits (ncclMinNchannels/ncclMaxNchannels, config.min/maxCTAs)
-  // and the CollNet node threshold.
+  // The settings' part: channel limits (ncclMinNchannels/ncclMaxNchannels, config.min/maxCTAs,
+  // config.nvlsCTAs) and the CollNet node threshold.
   static ConnectOptions fromParams(const topo::Params& params);
 };
 
-// NCCL's NVLS channel count for a GPU generation (ncclNvlsInit): 16 before Blackwell; on sm100
-// 32 across hosts and 24 within one, kept within [minCTAs, maxCTAs].
+// NCCL's NVLS channel count (ncclNvlsInit): options.nvlsCTAs when set, else by GPU generation,
+// 16 before Blackwell and on sm100 32 across hosts and 24 within one; kept within
+// [minCTAs, maxCTAs].
 int defaultNvlsChannels(int compCap, bool multiNode, const ConnectOptions& options);
 
 // Connects all ranks of `ex`. `nodeGraphs[n]` are node n's graphs, read for CollNet direct

@@ -69,7 +69,9 @@ Status searchGraphs(System& s, const OfflineOptions& o, NodeGraphs& out, std::ve
     out.collnetDirect.maxChannels = kMaxChannels;
     WEFT_TRY(search(s, o, out.collnetDirect, record));
   }
-  if (o.nvls) {
+  // ncclNvlsInit: NVLS only where NCCL_NVLS_ENABLE is not 0 and the rank's system holds more
+  // than two GPUs; otherwise NCCL does not search the graph (no Pattern line, no channels).
+  if (o.nvls && o.params.nvlsEnable != 0 && gpus > 2) {
     out.nvls.minChannels = 1;
     out.nvls.maxChannels = kMaxChannels;
     WEFT_TRY(search(s, o, out.nvls, record));

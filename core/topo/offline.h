@@ -23,7 +23,7 @@ struct OfflineOptions {
   int nodes = 1;
   Params params;
   bool collnet = false;  // also search the CollNet chain and direct graphs
-  bool nvls = false;     // also search the NVLS graph
+  bool nvls = false;     // also search the NVLS graph (as NCCL: not with NCCL_NVLS_ENABLE=0 or <= 2 GPUs)
   const TopoXml* graphFile = nullptr;  // NCCL_GRAPH_FILE
   std::vector<SearchStep>* trace = nullptr;  // relaxation steps of every search, for --explain
   SearchCache* cache = nullptr;              // share node 0's search with the other nodes

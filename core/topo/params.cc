@@ -61,6 +61,12 @@ Params Params::fromSettings(const config::Settings& s) {
   p.minCTAs = ctas("NCCL_MIN_CTAS", 1);
   p.maxCTAs = ctas("NCCL_MAX_CTAS", kMaxChannels);
   p.minCTAs = std::min(p.minCTAs, p.maxCTAs);
+  p.nvlsEnable = static_cast<int>(s.integer("NCCL_NVLS_ENABLE"));
+  // NCCL_NVLS_NCHANNELS replaces config.nvlsCTAs; init turns 0 or less back to "unset".
+  if (s.isSet("NCCL_NVLS_NCHANNELS")) {
+    const int64_t v = s.integer("NCCL_NVLS_NCHANNELS");
+    p.nvlsCTAs = v > 0 ? static_cast<int>(std::min<int64_t>(v, std::numeric_limits<int>::max())) : 0;
+  }
   p.collnetNodeThreshold = static_cast<int>(
       std::clamp<int64_t>(s.integer("NCCL_COLLNET_NODE_THRESHOLD"), 0, std::numeric_limits<int>::max()));
   return p;

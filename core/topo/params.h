@@ -33,6 +33,8 @@ struct Params {
   int minCTAs = 1;
   int maxCTAs = kMaxChannels;
   int collnetNodeThreshold = 2;     // NCCL_COLLNET_NODE_THRESHOLD: fewer nodes turn CollNet off
+  int nvlsEnable = 2;               // NCCL_NVLS_ENABLE: 0 never searches or connects NVLS
+  int nvlsCTAs = 0;                 // config.nvlsCTAs (NCCL_NVLS_NCHANNELS above 0); 0: by GPU generation
   // Not a setting: the search keeps every link bandwidth as NCCL's float and takes no shortcut
   // (no integer arithmetic, no skipped candidates). Slow; tests compare the fast search with it.
   bool searchFloatReference = false;

@@ -146,15 +146,17 @@ TEST_F(Postset, MaxKeepsTheFirstChannelsAndMinRepeatsThem) {
   EXPECT_EQ(connectOrDie(syn.inputs(), ctas).nChannels, 2);
 }
 
+// The connect options NCCL's init derives from these settings.
+ConnectOptions optionsWith(std::initializer_list<std::pair<const char*, const char*>> values) {
+  config::Settings s;
+  for (const auto& [k, v] : values) EXPECT_TRUE(s.set(k, v).isOk()) << k;
+  return ConnectOptions::fromParams(topo::Params::fromSettings(s));
+}
+
 // NCCL_MIN_CTAS / NCCL_MAX_CTAS reach the postset as NCCL's init sets config.minCTAs/maxCTAs:
 // values of 0 or less leave the defaults (1, 64), larger ones are capped at 64, and a minimum
 // above the maximum is lowered to it.
 TEST_F(Postset, CtaSettingsFollowNcclsConfigRules) {
-  auto optionsWith = [](std::initializer_list<std::pair<const char*, const char*>> values) {
-    config::Settings s;
-    for (const auto& [k, v] : values) EXPECT_TRUE(s.set(k, v).isOk()) << k;
-    return ConnectOptions::fromParams(topo::Params::fromSettings(s));
-  };
   auto ctas = [](const ConnectOptions& o) { return std::pair<int, int>{o.minCTAs, o.maxCTAs}; };
   EXPECT_EQ(ctas(optionsWith({})), (std::pair<int, int>{1, 64}));
   EXPECT_EQ(ctas(optionsWith({{"NCCL_MIN_CTAS", "16"}})), (std::pair<int, int>{16, 64}));
@@ -174,6 +176,20 @@ TEST_F(Postset, CollnetNodeThresholdComesFromTheSettings) {
   config::Settings s;
   ASSERT_TRUE(s.set("NCCL_COLLNET_NODE_THRESHOLD", "4").isOk());
   EXPECT_EQ(ConnectOptions::fromParams(topo::Params::fromSettings(s)).collnetNodeThreshold, 4);
+}
+
+// NCCL_NVLS_NCHANNELS sets config.nvlsCTAs, which replaces the generation's NVLS channel count
+// (16 before sm100; 24 on one sm100 node, 32 across nodes); 0 or less is ignored; the CTAs bound it.
+TEST_F(Postset, NvlsChannelsFollowNcclsNvlsInit) {
+  EXPECT_EQ(defaultNvlsChannels(90, true, optionsWith({})), 16);
+  EXPECT_EQ(defaultNvlsChannels(100, false, optionsWith({})), 24);
+  EXPECT_EQ(defaultNvlsChannels(100, true, optionsWith({})), 32);
+  EXPECT_EQ(defaultNvlsChannels(90, false, optionsWith({{"NCCL_NVLS_NCHANNELS", "5"}})), 5);
+  EXPECT_EQ(defaultNvlsChannels(100, true, optionsWith({{"NCCL_NVLS_NCHANNELS", "1"}})), 1);
+  EXPECT_EQ(defaultNvlsChannels(100, true, optionsWith({{"NCCL_NVLS_NCHANNELS", "0"}})), 32);
+  EXPECT_EQ(defaultNvlsChannels(90, true, optionsWith({{"NCCL_NVLS_NCHANNELS", "-3"}})), 16);
+  EXPECT_EQ(defaultNvlsChannels(90, true, optionsWith({{"NCCL_NVLS_NCHANNELS", "3"}, {"NCCL_MIN_CTAS", "5"}})), 5);
+  EXPECT_EQ(defaultNvlsChannels(90, true, optionsWith({{"NCCL_MAX_CTAS", "4"}})), 4);
 }
 
 TEST_F(Postset, EveryRankLogsInNcclOrder) {

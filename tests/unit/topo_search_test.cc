@@ -246,6 +246,29 @@ TEST_F(SearchPatterns, NvlsNeedsAnNvswitch) {
   EXPECT_EQ(n.graphs.nvls.nChannels, 0);
 }
 
+// ncclNvlsInit decides before the search: NCCL_NVLS_ENABLE=0, or a system of two GPUs or fewer,
+// means no NVLS graph at all (NCCL does not search it), even on NVSwitch and sm90.
+TEST_F(SearchPatterns, NvlsFollowsNcclsNvlsInit) {
+  TopoXml topo = loadOrDie(exampleTopology());
+  EXPECT_GT(run(topo, 1, paramsWith({{"NCCL_NVLS_ENABLE", "1"}}), false, true).graphs.nvls.nChannels, 0);
+  EXPECT_EQ(run(topo, 1, paramsWith({{"NCCL_NVLS_ENABLE", "0"}}), false, true).graphs.nvls.nChannels, 0);
+  // The same box with its GPUs of rank 3 and up taken out (each GPU's PCI parent with it).
+  auto keepGpus = [&](int keep) {
+    TopoXml fewer = topo;
+    std::vector<XmlNode*> gpus;
+    findAll(*fewer.root(), "gpu", gpus);
+    for (XmlNode* g : gpus)
+      if (std::atoi(g->get("rank", "0").c_str()) >= keep) g->parent()->parent()->detach(g->parent());
+    return fewer;
+  };
+  SimulatedNode three = run(keepGpus(3), 1, Params(), false, true);
+  ASSERT_EQ(three.system.count(NodeType::kGpu), 3);
+  EXPECT_GT(three.graphs.nvls.nChannels, 0);
+  SimulatedNode two = run(keepGpus(2), 1, Params(), false, true);
+  ASSERT_EQ(two.system.count(NodeType::kGpu), 2);
+  EXPECT_EQ(two.graphs.nvls.nChannels, 0);
+}
+
 TEST_F(SearchPatterns, CollnetUsesOnlyCollNics) {
   WEFT_REQUIRE_CORPUS();
   // H800 box: its ConnectX-7 ports are marked coll="1".

@@ -16,6 +16,7 @@
 #include <vector>
 
 ncclResult_t oracleSearchGraphs(struct ncclTopoSystem* system, struct ncclTopoGraph g[5], const std::string& pats);  // driver.cc
+bool oracleNvlsSupport(struct ncclTopoSystem* system);  // driver.cc
 
 // Same numbering as driver.cc: node k holds ranks k*gpus .. k*gpus+gpus-1, its GPUs are the file's
 // with rank + k*gpus, each node its own host.
@@ -130,7 +131,20 @@ int oracleConnect(const char* topoFile, int nodes, const char* out, const std::s
     v = envInt("NCCL_MAX_CTAS", INT_MIN); if (v != INT_MIN && v > 0) maxCTAs = v;
     minCTAs = std::min(minCTAs, MAXCHANNELS); maxCTAs = std::min(maxCTAs, MAXCHANNELS);
     if (minCTAs > maxCTAs) minCTAs = maxCTAs; }
-  int nvlsChannelsDefault = envInt("NCCL_NVLS_NCHANNELS", 16);
+  // config.nvlsCTAs: NCCL_NVLS_NCHANNELS, 0 or less back to unset (-1 here).
+  int nvlsCTAs = envInt("NCCL_NVLS_NCHANNELS", -1);
+  if (nvlsCTAs <= 0) nvlsCTAs = -1;
+  // ncclNvlsInit's channel count for a rank: by its GPU's generation (sm100: 32 when the
+  // communicator spans hosts, 24 within one; 16 before), or config.nvlsCTAs, kept within the CTAs.
+  auto nvlsChannelsOf = [&](int r) {
+    struct ncclTopoSystem* s = local[r % gpus].system;
+    int compCap = 0;
+    for (int i = 0; i < s->nodes[GPU].count; i++)
+      if (s->nodes[GPU].nodes[i].gpu.rank == r % gpus) compCap = s->nodes[GPU].nodes[i].gpu.cudaCompCap;
+    int channels = compCap >= 100 ? (nodes > 1 ? 32 : 24) : 16;
+    if (nvlsCTAs > 0) channels = nvlsCTAs;
+    return std::max(minCTAs, std::min(maxCTAs, channels));
+  };
   int collNetNodeThreshold = envInt("NCCL_COLLNET_NODE_THRESHOLD", 2);
 
   // 2. Every rank: its comm, graphs, ncclTopoPreset into its AllGather3 record.
@@ -148,7 +162,8 @@ int oracleConnect(const char* topoFile, int nodes, const char* out, const std::s
     comm->topo = local[r % gpus].system;
     comm->config.collnetEnable = collnet ? 1 : 0;
     comm->config.minCTAs = minCTAs; comm->config.maxCTAs = maxCTAs;
-    comm->nvlsSupport = nvls ? 1 : 0; comm->nvlsChannels = nvls ? nvlsChannelsDefault : 0;
+    comm->nvlsSupport = nvls && oracleNvlsSupport(local[r % gpus].system) ? 1 : 0;
+    comm->nvlsChannels = comm->nvlsSupport ? nvlsChannelsOf(r) : 0;
     comm->minCompCap = minCompCap; comm->maxCompCap = maxCompCap;
     comm->netDeviceType = NCCL_NET_DEVICE_HOST;
     shared[r].owner = comm; comm->sharedRes = &shared[r];

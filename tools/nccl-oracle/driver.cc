@@ -96,8 +96,18 @@ static void relabel(struct ncclXml* xml, int offset) {
   }
 }
 
+// ncclNvlsInit (src/transport/nvls.cc, not built here) before the search: no NVLS where
+// NCCL_NVLS_ENABLE is 0 or the rank's system holds two GPUs or fewer; otherwise the device's
+// multicast support decides, taken here as present.
+bool oracleNvlsSupport(struct ncclTopoSystem* system) {
+  const char* e = getenv("NCCL_NVLS_ENABLE");
+  long enable = (e != NULL && *e != 0) ? strtol(e, NULL, 0) : 2;
+  return enable != 0 && system->nodes[GPU].count > 2;
+}
+
 // NCCL's searches in init.cc's order and bounds: ring, tree, then CollNet chain and direct and
-// NVLS when named in pats. g: ring, tree, chain, direct, nvls (zeroed here).
+// NVLS when named in pats (NVLS as oracleNvlsSupport allows). g: ring, tree, chain, direct, nvls
+// (zeroed here).
 ncclResult_t oracleSearchGraphs(struct ncclTopoSystem* system, struct ncclTopoGraph g[5], const std::string& pats) {
   memset(g, 0, 5 * sizeof(struct ncclTopoGraph));
   struct ncclTopoGraph *ring = g + 0, *tree = g + 1, *chain = g + 2, *direct = g + 3, *nvls = g + 4;
@@ -112,7 +122,7 @@ ncclResult_t oracleSearchGraphs(struct ncclTopoSystem* system, struct ncclTopoGr
     NCCLCHECK(ncclTopoCompute(system, direct)); NCCLCHECK(ncclTopoPrintGraph(system, direct));
   }
   nvls->id = 3; nvls->pattern = NCCL_TOPO_PATTERN_NVLS; nvls->minChannels = 1; nvls->maxChannels = MAXCHANNELS;
-  if (pats.find("nvls") != std::string::npos) {
+  if (pats.find("nvls") != std::string::npos && oracleNvlsSupport(system)) {
     NCCLCHECK(ncclTopoCompute(system, nvls)); NCCLCHECK(ncclTopoPrintGraph(system, nvls));
   }
   return ncclSuccess;

@@ -7,6 +7,8 @@ import os
 import random
 import re
 import sys
+if len(sys.argv) < 2 or sys.argv[1].startswith('-'):
+    sys.exit('usage: mutate.py OUT_DIR [SEED]   (writes changed copies of the corpus topologies to OUT_DIR)')
 out = sys.argv[1]
 seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 random.seed(seed)
