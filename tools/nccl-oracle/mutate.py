@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # Writes changed copies of the corpus topologies (NIC speeds, PCI widths and generations, NVLink
-# counts, CPU vendor and model, a NIC port or a GPU fewer, GPUDirect, CollNet) for compare.sh.
+# counts, CPU vendor and model, a NIC port or a GPU fewer, GPUDirect, CollNet; a NIC or GPU moved
+# elsewhere in the PCI tree, NVLinks dropped, NICs of mixed speeds) for compare.sh.
 #   usage: mutate.py OUT_DIR [SEED]
 import glob
 import os
 import random
 import re
 import sys
+import xml.etree.ElementTree as ET
 if len(sys.argv) < 2 or sys.argv[1].startswith('-'):
     sys.exit('usage: mutate.py OUT_DIR [SEED]   (writes changed copies of the corpus topologies to OUT_DIR)')
 out = sys.argv[1]
@@ -54,12 +56,60 @@ def m_dropgpu(t):
     ranks = sorted(int(x) for x in re.findall(r'<gpu [^>]*rank="(\d+)"', t2))
     mp = {r:i for i,r in enumerate(ranks)}
     return re.sub(r'(<gpu [^>]*rank=")(\d+)(")', lambda m: m.group(1)+str(mp[int(m.group(2))])+m.group(3), t2)
+# Structural kinds: the same parts in other places of the PCI tree (read and written with
+# ElementTree, which keeps attribute order; NCCL and weft do not mind the new layout).
+def _tree(t):
+    return ET.fromstring(t)
+def _text(root):
+    return ET.tostring(root, encoding='unicode') + '\n'
+def _parents(root):
+    return {c: p for p in root.iter() for c in p}
+def _holds(e, tag):
+    return any(x.tag == tag for x in e.iter())
+def _move(t, what):
+    # Moves one PCI subtree that holds a `what` (and no GPU when moving a NIC) under another PCI
+    # switch or CPU; keeps bus ids, so NVLink targets stay valid.
+    root = _tree(t)
+    par = _parents(root)
+    movable = [e for e in root.iter('pci') if _holds(e, what) and not (what == 'nic' and _holds(e, 'gpu'))
+               and e.find('pci') is None]
+    if not movable: return t
+    m = random.choice(movable)
+    inside = set(m.iter())
+    targets = [e for e in root.iter() if e not in inside and e is not par[m] and
+               (e.tag == 'cpu' or (e.tag == 'pci' and e.find('pci') is not None))]
+    if not targets: return t
+    par[m].remove(m)
+    random.choice(targets).append(m)
+    return _text(root)
+def m_dropnvlink(t):
+    # Some NVLinks gone: a GPU-GPU link from both GPUs (NCCL needs them symmetric), a link to an
+    # NVSwitch from its GPU.
+    root = _tree(t)
+    par = _parents(root)
+    gpuAt = {par[g].get('busid', '').lower(): g for g in root.iter('gpu') if g in par}
+    links = [(g, l) for g in root.iter('gpu') for l in list(g) if l.tag == 'nvlink']
+    if not links: return t
+    mine = {id(g): par[g].get('busid', '').lower() for g in root.iter('gpu') if g in par}
+    for g, l in links:
+        if random.random() >= 0.3 or l not in list(g): continue
+        g.remove(l)
+        peer = gpuAt.get(l.get('target', '').lower())
+        if peer is None: continue
+        for back in [x for x in peer if x.tag == 'nvlink' and x.get('target', '').lower() == mine[id(g)]]:
+            peer.remove(back)
+    return _text(root)
+def m_mixspeed(t):
+    # NICs of different speeds in one box
+    return re.sub(r'(<net[^>]*speed=")(\d+)(")', lambda m: m.group(1)+random.choice(['12500', '25000', '50000', '100000', '200000', '400000'])+m.group(3), t)
 variants = [
   ('nic4x', lambda t: m_netspeed(t, 4)), ('nic025', lambda t: m_netspeed(t, 0.25)), ('nic05', lambda t: m_netspeed(t, 0.5)),
   ('w8', lambda t: m_width(t, 8)), ('w4', lambda t: m_width(t, 4)), ('gen3', lambda t: m_speed(t, '8.0 GT/s PCIe')),
   ('gen5', lambda t: m_speed(t, '32.0 GT/s PCIe')), ('nvl', m_nvcount), ('amd', lambda t: m_vendor(t, 'AuthenticAMD', 49)),
   ('intel85', lambda t: m_vendor(t, 'GenuineIntel', 85)), ('intel143', lambda t: m_vendor(t, 'GenuineIntel', 143)),
   ('dropnet', m_dropnet), ('gdr', m_gdr), ('dropgpu', m_dropgpu), ('coll', m_coll),
+  ('movenic', lambda t: _move(t, 'nic')), ('movegpu', lambda t: _move(t, 'gpu')), ('dropnvl', m_dropnvlink),
+  ('mixspeed', m_mixspeed),
 ]
 os.makedirs(out, exist_ok=True)
 for f in files:
