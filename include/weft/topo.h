@@ -35,7 +35,8 @@ typedef struct {
   const char* const* settings;   /* "NCCL_CROSS_NIC=0", …, NULL-terminated, or NULL; over the defaults only
                                     (the process environment is not read) */
   int search_collnet;            /* also search the CollNet graphs (NICs with coll="1") */
-  int search_nvls;               /* also search the NVLS graph (NVSwitch, sm90+) */
+  int search_nvls;               /* also search the NVLS graph (NVSwitch, sm90+; as NCCL, not with
+                                    NCCL_NVLS_ENABLE=0 or on a system of two GPUs or fewer) */
 } weft_topo_options_t;
 
 #define WEFT_TOPO_OPTIONS_INIT {1, NULL, 0, 0}
