@@ -993,9 +993,9 @@ WEFT_SEARCH_INLINE inline void SearchEngine::nextGpuStep(Graph& graph, int g, in
       nextGpuResorted(graph, g, step, w, slot, sortNet);
       return;
     }
-    if (slot.epochOf[ch] != chanEpoch_[ch]) prepareEpochOrder(slot, ch);
+    if (slot.epochOf[ch] != chanEpoch_[ch]) epochEntry(slot, ch);
     if (slot.holdsIn[ch] == 0) {
-      nextGpuInEpochOrder(graph, g, step, w, slot, sortNet);
+      nextGpuInEpochOrder(graph, g, step, w, slot, slot.entryIn[ch], sortNet);
       return;
     }
   }
@@ -1051,26 +1051,35 @@ bool SearchEngine::sortedUnder(const SortedSlot& slot, const int* pci) const {
   return true;
 }
 
-void SearchEngine::prepareEpochOrder(const SortedSlot& slot, size_t ch) {
-  const int* pci = chanPci_.data() + ch * static_cast<size_t>(ngpus_);
-  slot.epochOf[ch] = chanEpoch_[ch];
-  slot.holdsIn[ch] = sortedUnder(slot, pci) ? 1 : 0;
-  if (slot.holdsIn[ch] != 0) return;
-  const size_t n = slot.base.size();
-  if (slot.epochFwd.empty()) {
-    const size_t places = (kMaxChannels + 1) * n;
-    slot.epochFwd.assign(places, -1);
-    slot.epochStep.assign(places, SortedSlot::Step{kNoStep, nullptr});
-    slot.epochCount.assign(kMaxChannels + 1, 0);
-    if (useMasks_) {
-      slot.epochMask.assign(kMaxChannels + 1, 0);
-      slot.epochPos.assign((kMaxChannels + 1) * static_cast<size_t>(ngpus_), 0);
-    }
+void SearchEngine::epochEntry(const SortedSlot& slot, size_t ch) {
+  const uint32_t number = chanEpoch_[ch];
+  slot.epochOf[ch] = number;
+  if (number >= slot.entryOf.size()) slot.entryOf.resize(number + 1, -1);
+  if (slot.entryOf[number] >= 0) {
+    slot.entryIn[ch] = static_cast<uint32_t>(slot.entryOf[number]);
+    slot.holdsIn[ch] = slot.holds[slot.entryIn[ch]];
+    return;
   }
+  const size_t entry = slot.holds.size();
+  slot.entryOf[number] = static_cast<int32_t>(entry);
+  slot.entryIn[ch] = static_cast<uint32_t>(entry);
+  const int* pci = chanPci_.data() + ch * static_cast<size_t>(ngpus_);
+  const bool holds = sortedUnder(slot, pci);
+  slot.holds.push_back(holds ? 1 : 0);
+  slot.holdsIn[ch] = holds ? 1 : 0;
+  const size_t n = slot.base.size();
+  slot.epochFwd.resize((entry + 1) * n, -1);
+  slot.epochStep.resize((entry + 1) * n, SortedSlot::Step{kNoStep, nullptr});
+  slot.epochCount.push_back(0);
+  if (useMasks_) {
+    slot.epochMask.push_back(0);
+    slot.epochPos.resize((entry + 1) * static_cast<size_t>(ngpus_), 0);
+  }
+  if (holds) return;
   std::vector<Candidate>& tmp = epochScratch_;
   tmp.clear();
   appendByPci(slot, pci, -1, tmp);
-  const size_t first = ch * n;
+  const size_t first = entry * n;
   const int g = slot.gpu;
   uint16_t count = 0;
   for (const Candidate& c : tmp) {
@@ -1081,35 +1090,35 @@ void SearchEngine::prepareEpochOrder(const SortedSlot& slot, size_t ch) {
     slot.epochStep[first + count] = SortedSlot::Step{mode, &gpuGpu_.paths[at]};
     ++count;
   }
-  slot.epochCount[ch] = count;
+  slot.epochCount[entry] = count;
   if (useMasks_) {
     uint64_t mask = 0;
-    uint8_t* pos = slot.epochPos.data() + ch * static_cast<size_t>(ngpus_);
+    uint8_t* pos = slot.epochPos.data() + entry * static_cast<size_t>(ngpus_);
     for (uint16_t i = 0; i < count; ++i) {
       const int c = slot.epochFwd[first + i];
       mask |= 1ull << c;
       pos[c] = static_cast<uint8_t>(i);
     }
-    slot.epochMask[ch] = mask;
+    slot.epochMask[entry] = mask;
   }
 }
 
 void SearchEngine::nextGpuInEpochOrder(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot,
-                                       int sortNet) {
+                                       size_t entry, int sortNet) {
   const size_t ch = static_cast<size_t>(graph.nChannels);
-  const size_t first = ch * slot.base.size();
-  const int n = slot.epochCount[ch];
+  const size_t first = entry * slot.base.size();
+  const int n = slot.epochCount[entry];
   // Heading back to the NIC, reversed when the unused candidates all have the same GPU
   // bandwidth and hops (cmpIntraScores; the allowed ones then too).
   bool reverse = sortNet == -1;
   if (useMasks_) {
     // The positions of the GPUs the channel has not used, walked in order or reversed.
     const uint64_t open = ~chanMask_[ch];
-    uint64_t todo = slot.epochMask[ch] & open;
+    uint64_t todo = slot.epochMask[entry] & open;
     if (todo == 0) return;
     const uint64_t usable = slot.orderMask & open;
     reverse = reverse && (usable & ~slot.classMask[static_cast<size_t>(std::countr_zero(usable))]) == 0;
-    const uint8_t* pos = slot.epochPos.data() + ch * static_cast<size_t>(ngpus_);
+    const uint8_t* pos = slot.epochPos.data() + entry * static_cast<size_t>(ngpus_);
     uint64_t positions = 0;
     for (; todo != 0; todo &= todo - 1) positions |= 1ull << pos[std::countr_zero(todo)];
     while (positions != 0) {
@@ -1196,8 +1205,15 @@ void SearchEngine::filterCandidates(SortedSlot& slot, int g) {
       slot.fwdStep.push_back({static_cast<StepMode>(gpuGpu_.mode[at]), &gpuGpu_.paths[at]});
     }
   }
-  // The orders made per channel start hold steps of the old table.
+  // The orders made per set of PCI bandwidths hold steps of the old table.
   std::fill(slot.epochOf.begin(), slot.epochOf.end(), 0);
+  slot.entryOf.clear();
+  slot.holds.clear();
+  slot.epochFwd.clear();
+  slot.epochStep.clear();
+  slot.epochCount.clear();
+  slot.epochMask.clear();
+  slot.epochPos.clear();
   slot.stamp = stepStamp_;
 }
 
@@ -1241,6 +1257,7 @@ void SearchEngine::sortCandidates(SortedSlot& slot, int g, int net) {
   slot.gpu = g;
   if (slot.ties) {
     slot.epochOf.assign(kMaxChannels + 1, 0);
+    slot.entryIn.assign(kMaxChannels + 1, 0);
     slot.holdsIn.assign(kMaxChannels + 1, 0);
   }
   for (const Candidate& c : slot.order) {
@@ -1529,6 +1546,39 @@ void SearchEngine::searchRec(Graph& graph, int* time) {
   if (--searchDepth_ == 0) storeLinkBw();
 }
 
+namespace {
+
+uint64_t hashPciSet(const int* pci, size_t n) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the bandwidths
+  for (size_t g = 0; g < n; ++g) h = (h ^ static_cast<uint32_t>(pci[g])) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+uint32_t SearchEngine::pciSetNumber(const int* pci) {
+  const size_t n = static_cast<size_t>(ngpus_);
+  const uint32_t count = static_cast<uint32_t>(pciSets_.size() / std::max<size_t>(n, 1));
+  if (pciSetTable_.size() < 2 * (static_cast<size_t>(count) + 1)) {
+    // Grow (and rehash) to keep the table at most half full.
+    std::vector<uint32_t> old = std::move(pciSetTable_);
+    pciSetTable_.assign(std::max<size_t>(64, old.size() * 2), 0);
+    for (uint32_t k = 1; k <= count; ++k) {
+      size_t i = hashPciSet(pciSets_.data() + (k - 1) * n, n) & (pciSetTable_.size() - 1);
+      while (pciSetTable_[i] != 0) i = (i + 1) & (pciSetTable_.size() - 1);
+      pciSetTable_[i] = k;
+    }
+  }
+  size_t i = hashPciSet(pci, n) & (pciSetTable_.size() - 1);
+  for (; pciSetTable_[i] != 0; i = (i + 1) & (pciSetTable_.size() - 1)) {
+    const uint32_t k = pciSetTable_[i];
+    if (std::equal(pci, pci + n, pciSets_.data() + (k - 1) * n)) return k;
+  }
+  pciSets_.insert(pciSets_.end(), pci, pci + n);
+  pciSetTable_[i] = count + 1;
+  return count + 1;
+}
+
 void SearchEngine::searchRecInner(Graph& graph, int* time) {
   int backToNet = -1, backToFirstRank = -1;
   if (sys_.inter) {
@@ -1554,9 +1604,9 @@ void SearchEngine::searchRecInner(Graph& graph, int* time) {
         same = same && pci[g] == bw;
         pci[g] = bw;
       }
-      if (!same) chanEpoch_[ch] = ++epochs_;
+      if (!same) chanEpoch_[ch] = pciSetNumber(pci);
     } else {
-      chanEpoch_[ch] = ++epochs_;
+      chanEpoch_[ch] = 0;  // read only where chanPciTaken_
     }
     recNet(graph, backToNet, backToFirstRank, time);
     return;

@@ -301,17 +301,22 @@ class SearchEngine {
     // keep it sorted; else nextGpuStep sorts base again (nextGpuResorted).
     std::vector<Candidate> base;
     bool ties = false;
-    // With ties, per channel: the channel start (chanEpoch_) the rest was made for, whether
-    // order holds for every candidate under its PCI bandwidths (chanPci_), and when it does not,
-    // the candidates sorted under them that gpuGpu_ allows a step to, with their steps (like
-    // fwd and fwdStep; base.size() places per channel, epochCount used). Per channel, so that a
-    // channel's walk keeps its order while the channels below it make theirs.
-    mutable std::vector<uint64_t> epochOf;
+    // With ties, one entry per set of PCI bandwidths a channel started with (chanEpoch_, a
+    // number per distinct set): whether order holds for every candidate under them, and when it
+    // does not, the candidates sorted under them that gpuGpu_ allows a step to, with their steps
+    // (like fwd and fwdStep; base.size() places per entry, epochCount used). entryOf[number] is
+    // the entry made for that number (-1: none yet). The sets recur (a search restarts channels
+    // over the same channels below), so each slot sorts once per set and step table.
+    mutable std::vector<int32_t> entryOf;
+    mutable std::vector<uint8_t> holds;
+    // Per channel: the number its entry was looked up for (0: none), the entry, and its holds.
+    mutable std::vector<uint32_t> epochOf;
+    mutable std::vector<uint32_t> entryIn;
     mutable std::vector<uint8_t> holdsIn;
     mutable std::vector<int> epochFwd;
     mutable std::vector<uint16_t> epochCount;
-    // With GPU masks, per channel: the GPUs of epochFwd and each one's position there
-    // (ngpus_ per channel).
+    // With GPU masks, per entry: the GPUs of epochFwd and each one's position there (ngpus_
+    // per entry).
     mutable std::vector<uint64_t> epochMask;
     mutable std::vector<uint8_t> epochPos;
     bool sameIntra = true;  // all of them have the same GPU bandwidth and hops
@@ -335,22 +340,30 @@ class SearchEngine {
   };
   const SortedSlot& sortedCandidates(int g, int net);
   bool sortedUnder(const SortedSlot& slot, const int* pci) const;
-  void prepareEpochOrder(const SortedSlot& slot, size_t channel);
-  // nextGpuStep in slot.epochOrder (made for the current channel's start).
-  void nextGpuInEpochOrder(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot, int sortNet);
+  // Points the channel at the entry of slot for the PCI bandwidths it started with (made when
+  // missing): slot.entryIn[channel], slot.holdsIn[channel].
+  void epochEntry(const SortedSlot& slot, size_t channel);
+  // nextGpuStep in the order of the slot's entry `entry`.
+  void nextGpuInEpochOrder(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot, size_t entry,
+                           int sortNet);
   // Within a channel's walk the links of the GPUs it has not used keep the bandwidth they had
   // when the walk started (a step takes bandwidth from its two ends only), but while a GPU ->
   // NIC step is held (PXN goes through another GPU's PCI link: pciDirty_). So each channel
-  // start keeps the PCI bandwidths then (chanPci_, ngpus_ per channel) and a number for them
-  // (chanEpoch_: a new one only when they differ from the last start of that channel).
-  std::array<uint64_t, kMaxChannels + 1> chanEpoch_{};
+  // start keeps the PCI bandwidths then (chanPci_, ngpus_ per channel) and the number of that
+  // set of bandwidths (chanEpoch_, from 1; the same set always gets the same number: see
+  // pciSetNumber).
+  std::array<uint32_t, kMaxChannels + 1> chanEpoch_{};
   std::array<int, kMaxChannels + 1> pciDirty_{};
   // Whether chanPci_ was taken for the channel's start: only once some order has ties (with an
   // NVSwitch, or without NICs, nothing is sorted by PCI bandwidth and nothing is taken).
   std::array<bool, kMaxChannels + 1> chanPciTaken_{};
   bool tiesSeen_ = false;
-  uint64_t epochs_ = 0;
   std::vector<int> chanPci_;
+  // The distinct sets of PCI bandwidths seen at channel starts, ngpus_ each (number k at
+  // (k - 1) * ngpus_), and an open-addressing table of their numbers by hash (0: empty).
+  std::vector<int> pciSets_;
+  std::vector<uint32_t> pciSetTable_;
+  uint32_t pciSetNumber(const int* pci);
   // nextGpuStep when the PCI bandwidths no longer give slot.order: sorts again into resorted_
   // (a stack, one frame per call: the recursion can sort again below it), leaving the slot.
   void nextGpuResorted(Graph& graph, int g, int step, const Walk& w, const SortedSlot& slot, int sortNet);
