@@ -336,14 +336,15 @@ int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
 // cost of a link, cost[1] that of a PCI link when the path has pciOverhead (kPciCosts: the
 // links come from path.coded). m - cost in [0, kMilliLimit) says both that the link has the
 // bandwidth and that the result stays exact; computed in unsigned arithmetic so kSlow (the
-// smallest int) wraps far out of range. Links are written as they are checked; when one fails,
-// the ones before get their bandwidth back (integer arithmetic: exact, as NCCL's reserve and
+// smallest int) wraps far out of range. Links are written as they are checked; when one lacks
+// the bandwidth, the ones before get it back (integer arithmetic: exact, as NCCL's reserve and
 // release of exact links). Returns kDone (reserved), kShort (a link lacks the bandwidth:
 // nothing changed) or kFloat (a float link, or a result out of the exact range: the float code
-// decides).
+// decides from there, link `done`, the links before it holding their integer updates, which
+// are what NCCL's walk would have written).
 template <bool kPciCosts>
 WEFT_SEARCH_INLINE inline SearchEngine::Exact SearchEngine::reserveExact(const FastPath& path,
-                                                                                     const int32_t* cost) {
+                                                                                     const int32_t* cost, int& done) {
   const int32_t* hops = kPciCosts ? path.coded : path.hops;
   const int n = path.count;
   LinkBw* state = bw_.data();
@@ -357,12 +358,13 @@ WEFT_SEARCH_INLINE inline SearchEngine::Exact SearchEngine::reserveExact(const F
     m = next;
   }
   if (s == n) return kDone;
-  for (int u = 0; u < s; ++u) link(u) += costOf(u);
   const int32_t m = link(s);
   if (m != kSlow && m < costOf(s)) {
+    for (int u = 0; u < s; ++u) link(u) += costOf(u);
     path.hint = s;
     return kShort;
   }
+  done = s;
   return kFloat;
 }
 
@@ -374,13 +376,14 @@ WEFT_SEARCH_INLINE inline bool SearchEngine::followExact(const FastPath& path, f
   if (!path.plain || params_.searchFloatReference) kb = kSlow;
   if (!path.pciOverhead) kbPci = kb;
   const int32_t cost[2] = {kb, kbPci};
+  int done = 0;
   if (kb != kSlow && kbPci != kSlow) {
-    Exact e = path.pciOverhead ? reserveExact<true>(path, cost) : reserveExact<false>(path, cost);
+    Exact e = path.pciOverhead ? reserveExact<true>(path, cost, done) : reserveExact<false>(path, cost, done);
     if (e != kFloat) return e == kDone;
   }
   if (kb == kSlow) return followFloat(path, bw);  // (also every path that is not plain)
   const int32_t negCost[2] = {-kb, kbPci == kSlow ? kSlow : -kbPci};
-  return followMixed(path, bw, cost, negCost);
+  return followMixed(path, bw, cost, negCost, done);
 }
 
 // NCCL's followPath on the float values of the links: all or nothing.
@@ -397,21 +400,23 @@ bool SearchEngine::followFloat(const FastPath& path, float bw) {
 // leave the exact range): link by link as NCCL goes, an exact link with an exact cost is
 // updated in integers (the value NCCL's float arithmetic gives, see exactMilli), any other in
 // float. cost and negCost: the exact forms of bw and of its PCI cost, and of their negations
-// (kSlow where there is none).
-bool SearchEngine::followMixed(const FastPath& path, float bw, const int32_t* cost, const int32_t* negCost) {
-  const int steps = mixedLinks(path, path.count, bw, cost);
+// (kSlow where there is none). The first `from` links already hold their update (made in
+// integers by reserveExact, as this walk would have made it).
+bool SearchEngine::followMixed(const FastPath& path, float bw, const int32_t* cost, const int32_t* negCost,
+                               int from) {
+  const int steps = mixedLinks(path, from, path.count, bw, cost);
   if (steps == path.count) return true;
-  mixedLinks(path, steps, -bw, negCost);
+  mixedLinks(path, 0, steps, -bw, negCost);
   return false;
 }
 
-// followLinks on a plain path, as followMixed does it: how many of the first maxSteps links it
-// could reserve.
-int SearchEngine::mixedLinks(const FastPath& path, int maxSteps, float bw, const int32_t* cost) {
+// followLinks on a plain path, as followMixed does it, from link `from` on: how many of the
+// first maxSteps links hold the reservation when it stops.
+int SearchEngine::mixedLinks(const FastPath& path, int from, int maxSteps, float bw, const int32_t* cost) {
   const float pciBw = path.pciOverhead ? bw * 6 / 5 : bw;
   LinkBw* state = bw_.data();
   bool floatOp = false;
-  int s = 0;
+  int s = from;
   for (; s < maxSteps; ++s) {
     const int h = path.hops[s];
     const bool pci = path.pciOverhead && (path.coded[s] & 1);
@@ -652,11 +657,12 @@ WEFT_SEARCH_INLINE inline bool SearchEngine::reserveStep(Graph& graph, const Ste
   // a link short anywhere fails the step with nothing changed, whatever NCCL checks first.
   if (hinted && mode != kGeneral && p.count > 0 && exactPath(p) && hopShort(t, p, mode, p.hint)) return false;
   Exact e = kFloat;
-  if (mode == kUniform) e = reserveExact<false>(p, t.reserve);
-  else if (mode == kPci) e = reserveExact<true>(p, t.reserve);
+  int done = 0;
+  if (mode == kUniform) e = reserveExact<false>(p, t.reserve, done);
+  else if (mode == kPci) e = reserveExact<true>(p, t.reserve, done);
   else return followPath(graph, t.from, i1, t.to, i2, 1);
   // A float link (or a result out of the exact range): what followPath would do from here.
-  if (e == kFloat && followMixed(p, t.bw, t.reserve, t.release)) e = kDone;
+  if (e == kFloat && followMixed(p, t.bw, t.reserve, t.release, done)) e = kDone;
   if (e != kDone) return false;
   graph.nHops += p.count;
   return true;
@@ -668,9 +674,9 @@ WEFT_SEARCH_INLINE inline bool SearchEngine::reserveStep(Graph& graph, const Ste
 // arithmetic, exact) and reserveExact decides.
 template <bool kPciCosts>
 WEFT_SEARCH_INLINE inline SearchEngine::Exact SearchEngine::releaseExact(const FastPath& path,
-                                                                                     const int32_t* cost) {
+                                                                                     const int32_t* cost, int& done) {
   // With float links about, a path often has one: stop at the first, as reserve* do.
-  if (slowLinks_ != 0) return reserveExact<kPciCosts>(path, cost);
+  if (slowLinks_ != 0) return reserveExact<kPciCosts>(path, cost, done);
   const int32_t* hops = kPciCosts ? path.coded : path.hops;
   const int n = path.count;
   LinkBw* state = bw_.data();
@@ -683,7 +689,7 @@ WEFT_SEARCH_INLINE inline SearchEngine::Exact SearchEngine::releaseExact(const F
   }
   if (bad == 0) return kDone;
   for (int s = 0; s < n; ++s) state[kPciCosts ? hops[s] >> 1 : hops[s]].milli += kPciCosts ? cost[hops[s] & 1] : cost[0];
-  return reserveExact<kPciCosts>(path, cost);
+  return reserveExact<kPciCosts>(path, cost, done);
 }
 
 // followPath(graph, t.from, i1, t.to, i2, -1) after reserveStep succeeded; floatOps: floatOps_
@@ -706,13 +712,14 @@ WEFT_SEARCH_INLINE inline void SearchEngine::releaseStep(Graph& graph, const Ste
     return;
   }
   Exact e = kFloat;
-  if (mode == kUniform) e = releaseExact<false>(p, t.release);
-  else if (mode == kPci) e = releaseExact<true>(p, t.release);
+  int done = 0;
+  if (mode == kUniform) e = releaseExact<false>(p, t.release, done);
+  else if (mode == kPci) e = releaseExact<true>(p, t.release, done);
   else {
     followPath(graph, t.from, i1, t.to, i2, -1);
     return;
   }
-  if (e == kFloat && followMixed(p, -t.bw, t.release, t.reserve)) e = kDone;
+  if (e == kFloat && followMixed(p, -t.bw, t.release, t.reserve, done)) e = kDone;
   if (e == kDone) graph.nHops -= p.count;
 }
 

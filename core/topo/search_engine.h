@@ -71,10 +71,12 @@ class SearchEngine {
   bool followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult);
   bool followExact(const FastPath& path, float bw, int32_t kb, int32_t kbPci);
   enum Exact { kDone, kShort, kFloat };
+  // kFloat leaves the integer updates of the first `done` links in place, for
+  // followMixed(..., done) to go on from there.
   template <bool kPciCosts>
-  Exact reserveExact(const FastPath& path, const int32_t* cost);
+  Exact reserveExact(const FastPath& path, const int32_t* cost, int& done);
   template <bool kPciCosts>
-  Exact releaseExact(const FastPath& path, const int32_t* cost);
+  Exact releaseExact(const FastPath& path, const int32_t* cost, int& done);
 
   // The steps the recursion takes all the time (GPU -> GPU at the intra speed, NET -> GPU and
   // GPU -> NET at the inter speed): what each pair needs is decided once per search (searchRec
@@ -189,8 +191,8 @@ class SearchEngine {
   void subFloat(int h, float cur, float cost, FloatMemo& memo);
   int followLinks(const FastPath& path, int maxSteps, float bw);
   bool followFloat(const FastPath& path, float bw);
-  bool followMixed(const FastPath& path, float bw, const int32_t* cost, const int32_t* negCost);
-  int mixedLinks(const FastPath& path, int maxSteps, float bw, const int32_t* cost);
+  bool followMixed(const FastPath& path, float bw, const int32_t* cost, const int32_t* negCost, int from = 0);
+  int mixedLinks(const FastPath& path, int from, int maxSteps, float bw, const int32_t* cost);
   void searchRecInner(Graph& graph, int* time);
 
   // Link bandwidths during a search. NCCL keeps them as floats and rounds every update to
