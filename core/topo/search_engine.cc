@@ -1553,37 +1553,13 @@ void SearchEngine::searchRec(Graph& graph, int* time) {
   if (--searchDepth_ == 0) storeLinkBw();
 }
 
-namespace {
-
-uint64_t hashPciSet(const int* pci, size_t n) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over the bandwidths
-  for (size_t g = 0; g < n; ++g) h = (h ^ static_cast<uint32_t>(pci[g])) * 1099511628211ull;
-  return h;
-}
-
-}  // namespace
-
 uint32_t SearchEngine::pciSetNumber(const int* pci) {
-  const size_t n = static_cast<size_t>(ngpus_);
-  const uint32_t count = static_cast<uint32_t>(pciSets_.size() / std::max<size_t>(n, 1));
-  if (pciSetTable_.size() < 2 * (static_cast<size_t>(count) + 1)) {
-    // Grow (and rehash) to keep the table at most half full.
-    std::vector<uint32_t> old = std::move(pciSetTable_);
-    pciSetTable_.assign(std::max<size_t>(64, old.size() * 2), 0);
-    for (uint32_t k = 1; k <= count; ++k) {
-      size_t i = hashPciSet(pciSets_.data() + (k - 1) * n, n) & (pciSetTable_.size() - 1);
-      while (pciSetTable_[i] != 0) i = (i + 1) & (pciSetTable_.size() - 1);
-      pciSetTable_[i] = k;
-    }
-  }
-  size_t i = hashPciSet(pci, n) & (pciSetTable_.size() - 1);
-  for (; pciSetTable_[i] != 0; i = (i + 1) & (pciSetTable_.size() - 1)) {
-    const uint32_t k = pciSetTable_[i];
-    if (std::equal(pci, pci + n, pciSets_.data() + (k - 1) * n)) return k;
-  }
-  pciSets_.insert(pciSets_.end(), pci, pci + n);
-  pciSetTable_[i] = count + 1;
-  return count + 1;
+  pciSetKey_.assign(pci, pci + ngpus_);
+  auto it = pciSets_.find(pciSetKey_);
+  if (it != pciSets_.end()) return it->second;
+  const uint32_t number = static_cast<uint32_t>(pciSets_.size()) + 1;
+  pciSets_.emplace(pciSetKey_, number);
+  return number;
 }
 
 void SearchEngine::searchRecInner(Graph& graph, int* time) {

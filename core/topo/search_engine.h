@@ -361,10 +361,10 @@ class SearchEngine {
   std::array<bool, kMaxChannels + 1> chanPciTaken_{};
   bool tiesSeen_ = false;
   std::vector<int> chanPci_;
-  // The distinct sets of PCI bandwidths seen at channel starts, ngpus_ each (number k at
-  // (k - 1) * ngpus_), and an open-addressing table of their numbers by hash (0: empty).
-  std::vector<int> pciSets_;
-  std::vector<uint32_t> pciSetTable_;
+  // The distinct sets of PCI bandwidths seen at channel starts (ngpus_ each), numbered from 1 in
+  // the order met; pciSetKey_ is the lookup's reused key.
+  std::map<std::vector<int>, uint32_t> pciSets_;
+  std::vector<int> pciSetKey_;
   uint32_t pciSetNumber(const int* pci);
   // nextGpuStep when the PCI bandwidths no longer give slot.order: sorts again into resorted_
   // (a stack, one frame per call: the recursion can sort again below it), leaving the slot.
