@@ -212,8 +212,11 @@ void SearchEngine::buildPathTables() {
 // division returns fl((ka - kb)/1000) (ka - kb is exact as a float, being below 2^24).
 // Comparisons agree too: fl(k/1000) is strictly increasing in k there (each value is within
 // 2^-13 of k/1000, and consecutive ones are 1e-3 apart). Links of NVLink machines up to about
-// 4 TB/s per GPU stay in this range; a larger value (5,052.6 GB/s in one corpus file) is kept
-// as a float.
+// 4 TB/s per GPU stay in this range. Past 4,096 GB/s the float spacing doubles and the bound
+// passes 1/2: SUB_ROUND does drift there (tests/unit/topo_search_bw_test.cc finds it on about 6%
+// of the updates it tries), so a larger value (a CPU-attached NIC's 5,000 GB/s link, 5,052.6
+// GB/s NVSwitch links in one corpus file) is a wide link: wideStep computes each update in
+// NCCL's floats and keeps it in integers only where both directions come out exact.
 int32_t SearchEngine::exactMilli(float bw) {
   if (!(std::fabs(bw) < static_cast<float>(kMilliLimit) / 1000.0f)) return kSlow;
   float k = roundHalfAway(bw * 1000);
@@ -222,20 +225,52 @@ int32_t SearchEngine::exactMilli(float bw) {
   return static_cast<int32_t>(k);
 }
 
+// A wide value: fl(k/1000) with 0 <= k < kWideLimit (bw * 1000 may miss k by one there: such
+// a value is kept as a float, which is only slower).
+int32_t SearchEngine::linkMilli(float bw) {
+  const int32_t small = exactMilli(bw);
+  if (small != kSlow) return small;
+  if (!(bw >= 0 && bw < static_cast<float>(kWideLimit) / 1000.0f)) return kSlow;
+  const float k = roundHalfAway(bw * 1000);
+  if (!(k < static_cast<float>(kWideLimit)) || k / 1000.0f != bw) return kSlow;
+  return kWide + static_cast<int32_t>(k);
+}
+
 float SearchEngine::subRoundBw(float a, float b) { return subRound(a, b); }
 
+// NCCL's check and SUB_ROUND on a = fl(k/1000) and b = fl(c/1000) (the float it reserves: c
+// is its exact form), and then SUB_ROUND(result, -b), the give-back. The check a < b is k < c:
+// both are in the range where fl(./1000) is strictly increasing. The result, an integer r
+// over 1000 in float, is kept in the wide form only when r == k - c and the give-back returns
+// k: integer arithmetic then undoes it as NCCL's does.
+SearchEngine::Exact SearchEngine::wideStep(int32_t& m, int32_t c) {
+  const int32_t k = m - kWide;
+  if (k < c) return kShort;
+  const float b = static_cast<float>(c) / 1000.0f;
+  const float r = roundHalfAway((static_cast<float>(k) / 1000.0f - b) * 1000);
+  const int32_t kr = k - c;
+  if (kr < 0 || kr >= kWideLimit || r != static_cast<float>(kr)) return kFloat;
+  if (roundHalfAway((r / 1000.0f + b) * 1000) != static_cast<float>(k)) return kFloat;
+  m = kWide + kr;
+  return kDone;
+}
+
+// Link i = SUB_ROUND(a, b), a its value; kept small, wide (a wide link stays wide while the
+// value allows it) or float.
 WEFT_SEARCH_INLINE inline void SearchEngine::setLinkBw(int i, float a, float b) {
   float k = roundHalfAway((a - b) * 1000);
   LinkBw& l = bw_[static_cast<size_t>(i)];
-  const bool wasSlow = l.milli == kSlow;
-  if (std::fabs(k) < static_cast<float>(kMilliLimit)) {
+  const bool wasSmall = isSmall(l.milli);
+  if (std::fabs(k) < static_cast<float>(kMilliLimit) && l.milli < kWide) {
     l.milli = static_cast<int32_t>(k);
-    if (wasSlow) --slowLinks_, ++slowChanges_;
+  } else if (k >= 0 && k < static_cast<float>(kWideLimit)) {
+    l.milli = kWide + static_cast<int32_t>(k);
   } else {
     l.milli = kSlow;
     l.slowBw = k / 1000;
-    if (!wasSlow) ++slowLinks_, ++slowChanges_;
   }
+  const bool small = isSmall(l.milli);
+  if (small != wasSmall) slowLinks_ += small ? -1 : 1, ++slowChanges_;
 }
 
 void SearchEngine::loadLinkBw() {
@@ -251,13 +286,13 @@ void SearchEngine::loadLinkBw() {
   for (size_t i = 0; i < links_.size(); ++i) {
     const float v = links_[i]->bw;
     if (known && v == linkValue_[i]) continue;
-    bw_[i].milli = exactMilli(v);
+    bw_[i].milli = linkMilli(v);
     bw_[i].slowBw = v;
     linkValue_[i] = v;
     converted = true;
   }
   if (converted) {
-    slowLinks_ = static_cast<int>(std::count_if(bw_.begin(), bw_.end(), [](const LinkBw& l) { return l.milli == kSlow; }));
+    slowLinks_ = static_cast<int>(std::count_if(bw_.begin(), bw_.end(), [](const LinkBw& l) { return !isSmall(l.milli); }));
     ++slowChanges_;
   }
   floatOpsAtLoad_ = floatOps_;
@@ -279,7 +314,7 @@ void SearchEngine::markSlowPaths() {
       for (FastPath& p : table.paths) {
         p.slow = false;
         for (int s = 0; s < p.count && slowLinks_ != 0; ++s)
-          if (bw_[static_cast<size_t>(p.hops[s])].milli == kSlow) p.slow = true;
+          if (!isSmall(bw_[static_cast<size_t>(p.hops[s])].milli)) p.slow = true;
         slowMarked_ |= p.slow;
       }
     }
@@ -338,8 +373,9 @@ int SearchEngine::followLinks(const FastPath& path, int maxSteps, float bw) {
 // bandwidth and that the result stays exact; computed in unsigned arithmetic so kSlow (the
 // smallest int) wraps far out of range. Links are written as they are checked; when one lacks
 // the bandwidth, the ones before get it back (integer arithmetic: exact, as NCCL's reserve and
-// release of exact links). Returns kDone (reserved), kShort (a link lacks the bandwidth:
-// nothing changed) or kFloat (a float link, or a result out of the exact range: the float code
+// release of exact links; wideStep updates a wide link only where that holds too). Returns
+// kDone (reserved), kShort (a link lacks the bandwidth: nothing changed) or kFloat (a float
+// link, a wide one wideStep leaves, or a result out of the exact range: the float code
 // decides from there, link `done`, the links before it holding their integer updates, which
 // are what NCCL's walk would have written).
 template <bool kPciCosts>
@@ -366,6 +402,36 @@ WEFT_SEARCH_INLINE inline SearchEngine::Exact SearchEngine::reserveExact(const F
   }
   done = s;
   return kFloat;
+}
+
+// reserveExact from link s, a wide one, on (links before s hold their integer updates):
+// wideStep updates the wide links it can. Called by followMixed, out of the inlined walk, which
+// wide links are too rare to slow down.
+template <bool kPciCosts>
+SearchEngine::Exact SearchEngine::reserveWide(const FastPath& path, const int32_t* cost, int s, int& done) {
+  const int32_t* hops = kPciCosts ? path.coded : path.hops;
+  const int n = path.count;
+  LinkBw* state = bw_.data();
+  auto index = [&](int u) { return kPciCosts ? hops[u] >> 1 : hops[u]; };
+  auto costOf = [&](int u) { return kPciCosts ? cost[hops[u] & 1] : cost[0]; };
+  for (; s < n; ++s) {
+    int32_t& m = state[index(s)].milli;
+    const int32_t next = static_cast<int32_t>(static_cast<uint32_t>(m) - static_cast<uint32_t>(costOf(s)));
+    if (static_cast<uint32_t>(next) < static_cast<uint32_t>(kMilliLimit)) {
+      m = next;
+      continue;
+    }
+    const Exact e = m >= kWide ? wideStepMemo(m, costOf(s)) : m != kSlow && m < costOf(s) ? kShort : kFloat;
+    if (e == kDone) continue;
+    if (e == kShort) {
+      for (int u = 0; u < s; ++u) state[index(u)].milli += costOf(u);
+      path.hint = s;
+      return kShort;
+    }
+    done = s;
+    return kFloat;
+  }
+  return kDone;
 }
 
 // Reserves (bw > 0) or releases (bw < 0) bw on every link of the path, as NCCL would; on a
@@ -399,11 +465,17 @@ bool SearchEngine::followFloat(const FastPath& path, float bw) {
 // followFloat on a plain path when some of its links hold floats (or an exact result would
 // leave the exact range): link by link as NCCL goes, an exact link with an exact cost is
 // updated in integers (the value NCCL's float arithmetic gives, see exactMilli), any other in
-// float. cost and negCost: the exact forms of bw and of its PCI cost, and of their negations
-// (kSlow where there is none). The first `from` links already hold their update (made in
+// float (a wide link through wideStep where it can). cost and negCost: the exact forms of bw
+// and of its PCI cost, and of their negations (kSlow where there is none). The first `from` links already hold their update (made in
 // integers by reserveExact, as this walk would have made it).
 bool SearchEngine::followMixed(const FastPath& path, float bw, const int32_t* cost, const int32_t* negCost,
                                int from) {
+  // Stopped at a wide link with exact costs: the integer walk goes on through wideStep.
+  if (from < path.count && bw_[static_cast<size_t>(path.hops[from])].milli >= kWide && cost[0] != kSlow &&
+      (cost[1] != kSlow || !path.pciOverhead)) {
+    const Exact e = path.pciOverhead ? reserveWide<true>(path, cost, from, from) : reserveWide<false>(path, cost, from, from);
+    if (e != kFloat) return e == kDone;
+  }
   const int steps = mixedLinks(path, from, path.count, bw, cost);
   if (steps == path.count) return true;
   mixedLinks(path, 0, steps, -bw, negCost);
@@ -422,7 +494,11 @@ int SearchEngine::mixedLinks(const FastPath& path, int from, int maxSteps, float
     const bool pci = path.pciOverhead && (path.coded[s] & 1);
     LinkBw& l = state[h];
     const int32_t c = cost[pci ? 1 : 0];
-    if (l.milli != kSlow && c != kSlow) {
+    if (l.milli >= kWide && c != kSlow) {
+      const Exact e = wideStepMemo(l.milli, c);
+      if (e == kShort) break;
+      if (e == kDone) continue;
+    } else if (l.milli != kSlow && c != kSlow) {
       if (l.milli < c) break;
       const int32_t next = l.milli - c;  // both under kMilliLimit in magnitude: no overflow
       if (next > -kMilliLimit && next < kMilliLimit) {
@@ -884,9 +960,10 @@ WEFT_SEARCH_INLINE inline void SearchEngine::tryNvsPeer(Graph& graph, int g, con
   int32_t& a = bw_[static_cast<size_t>(p.hops[0])].milli;
   int32_t& b = bw_[static_cast<size_t>(p.hops[1])].milli;
   const int32_t k = gpuGpu_.reserve[0];
-  const int32_t na = static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(k));
-  const int32_t nb = static_cast<int32_t>(static_cast<uint32_t>(b) - static_cast<uint32_t>(k));
-  if ((static_cast<uint32_t>(na) | static_cast<uint32_t>(nb)) >= static_cast<uint32_t>(kMilliLimit)) {
+  int32_t na = static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(k));
+  int32_t nb = static_cast<int32_t>(static_cast<uint32_t>(b) - static_cast<uint32_t>(k));
+  if ((static_cast<uint32_t>(na) | static_cast<uint32_t>(nb)) >= static_cast<uint32_t>(kMilliLimit) &&
+      !(slowLinks_ != 0 && wideNvsStep(a, b, k, na, nb))) {
     // With a float link about, the step in float (see reserveNvsFloat); the recursion stays
     // here, so that a step costs the stack one frame, as the integer one does.
     const uint64_t floatOps = floatOps_;
@@ -914,6 +991,23 @@ WEFT_SEARCH_INLINE inline void SearchEngine::tryNvsPeer(Graph& graph, int g, con
   } else {
     releaseStep(graph, gpuGpu_, g, p.c, kUniform, floatOps);
   }
+}
+
+// tryNvsPeer's step in integers when its links are small or wide ones that wideStep updates:
+// na and nb get the links' new values (nothing is written: a link short, or an update wideStep
+// leaves, falls to the float or general code with links as they were).
+__attribute__((noinline)) bool SearchEngine::wideNvsStep(int32_t a, int32_t b, int32_t k, int32_t& na, int32_t& nb) {
+  auto step = [&](int32_t v, int32_t& out) {
+    const int32_t next = static_cast<int32_t>(static_cast<uint32_t>(v) - static_cast<uint32_t>(k));
+    if (static_cast<uint32_t>(next) < static_cast<uint32_t>(kMilliLimit)) {
+      out = next;
+      return true;
+    }
+    if (v < kWide || wideStepMemo(v, k) != kDone) return false;
+    out = v;
+    return true;
+  };
+  return step(a, na) && step(b, nb);
 }
 
 // tryNvsPeer's step when a link of it is a float one (or out of the exact range), in NCCL's
@@ -952,16 +1046,16 @@ __attribute__((noinline)) void SearchEngine::releaseNvsFloat(Graph& graph, int g
 }
 
 // setLinkBw(h, cur, cost) (cur: link h's value), from the memo when the link was and stays a
-// float one with these two values.
+// float or wide one with these two values.
 WEFT_SEARCH_INLINE inline void SearchEngine::subFloat(int h, float cur, float cost, FloatMemo& memo) {
   LinkBw& l = bw_[static_cast<size_t>(h)];
-  const bool wasSlow = l.milli == kSlow;
-  if (wasSlow && memo.from == cur && memo.cost == cost) {
-    l.slowBw = memo.to;
+  const bool wasSmall = isSmall(l.milli);
+  if (!wasSmall && memo.from == cur && memo.cost == cost) {
+    l = memo.to;  // (not small either: slowLinks_ stays)
     return;
   }
   setLinkBw(h, cur, cost);
-  if (wasSlow && l.milli == kSlow) memo = FloatMemo{cur, cost, l.slowBw};
+  if (!wasSmall && !isSmall(l.milli)) memo = FloatMemo{cur, cost, l};
 }
 
 // The next GPUs to try from g. The candidates are filtered on isUsed as they are tried: every

@@ -60,7 +60,7 @@ class SearchEngine {
     bool plain = false;      // nothing in reverse, no link twice
     const int32_t* coded = nullptr;  // with pciOverhead: 2 * link index + (1 if a PCI link)
     mutable int hint = 0;            // where the last exact reservation on it fell short
-    bool slow = false;  // one of its links held a float (kSlow) value when markSlowPaths last ran
+    bool slow = false;  // one of its links was not a small one (see LinkBw) when markSlowPaths last ran
   };
   void buildPathTables();
   const FastPath& fastPath(NodeType t1, int i1, NodeType t2, int i2) const {
@@ -70,11 +70,17 @@ class SearchEngine {
 
   bool followPath(Graph& graph, NodeType t1, int i1, NodeType t2, int i2, float mult);
   bool followExact(const FastPath& path, float bw, int32_t kb, int32_t kbPci);
+
+ public:
   enum Exact { kDone, kShort, kFloat };
+
+ private:
   // kFloat leaves the integer updates of the first `done` links in place, for
   // followMixed(..., done) to go on from there.
   template <bool kPciCosts>
   Exact reserveExact(const FastPath& path, const int32_t* cost, int& done);
+  template <bool kPciCosts>
+  Exact reserveWide(const FastPath& path, const int32_t* cost, int s, int& done);
   template <bool kPciCosts>
   Exact releaseExact(const FastPath& path, const int32_t* cost, int& done);
 
@@ -111,11 +117,13 @@ class SearchEngine {
   bool allEntriesShort(const StepTable& t) const;
   bool allShort(const StepTable& t, int i1) const;
   bool hopShort(const StepTable& t, const FastPath& p, StepMode mode, int s) const;
-  int slowLinks_ = 0;  // links whose bandwidth is kept as a float (kSlow)
+  int slowLinks_ = 0;  // links that are not small ones (kSlow or wide, see LinkBw)
   // The shortcuts that fail a step without touching its links hold for a path whose links are
-  // all exact, whatever the other links hold: FastPath::slow says which paths have a float link.
-  // It is made when a search starts (markSlowPaths) and stays true to the links as long as no
-  // link turns float or exact (slowChanges_ counts those turns).
+  // all small, whatever the other links hold: FastPath::slow says which paths have another
+  // link (a wide link's update may not be undone exactly by NCCL's arithmetic, so a step that
+  // NCCL walks and gives back may leave it changed). It is made when a search starts
+  // (markSlowPaths) and stays true to the links as long as no link turns small or not small
+  // (slowChanges_ counts those turns).
   uint64_t slowChanges_ = 0;
   uint64_t slowMarkedAt_ = ~0ull;  // slowChanges_ when markSlowPaths last ran
   bool slowMarked_ = false;        // some FastPath::slow is set
@@ -178,14 +186,19 @@ class SearchEngine {
   std::vector<std::array<NvsPeer, 2>> nvsPeers_;
   void tryNvsPeer(Graph& graph, int g, const NvsPeer& p, int step, const Walk& w);
   bool reserveNvsFloat(Graph& graph, const NvsPeer& p);
+  bool wideNvsStep(int32_t a, int32_t b, int32_t k, int32_t& na, int32_t& nb);
   void releaseNvsFloat(Graph& graph, int g, const NvsPeer& p, uint64_t floatOps);
-  // SUB_ROUND on a float link that stays float, remembered per link and direction (a pure
+  struct LinkBw {
+    int32_t milli;  // k (small), kWide + k (wide), or kSlow
+    float slowBw;   // the float value when milli == kSlow
+  };
+  // SUB_ROUND on a float or wide link that stays so, remembered per link and direction (a pure
   // function of the two values: the NVSwitch links of reserveNvsFloat go back and forth
   // between the same few values).
   struct FloatMemo {
     float from = std::numeric_limits<float>::quiet_NaN();  // equals nothing: empty
     float cost = 0;
-    float to = 0;
+    LinkBw to{kSlow, 0};
   };
   std::vector<FloatMemo> floatMemo_;  // 2 per link: taking (0) and giving back (1)
   void subFloat(int h, float cur, float cost, FloatMemo& memo);
@@ -200,24 +213,59 @@ class SearchEngine {
   // For |k| < kMilliLimit and an update of the same form, SUB_ROUND computes exactly k - kb
   // (the float errors stay below 1/2 of 1e-3; proof in search_engine.cc, checked
   // by tests/unit/topo_search_bw_test.cc), so such a link is kept as the integer k and
-  // updated with integer arithmetic. A link whose value is not of that form, or too large,
-  // is kept as the float NCCL would hold (kSlow) and handled by the float code.
+  // updated with integer arithmetic: a small link. A link of that form with
+  // 0 <= k < kWideLimit, where SUB_ROUND may differ from k - kb, is kept as kWide + k: a wide
+  // link (CPU-attached NICs' 5,000 GB/s links, wide NVSwitch links). wideStep updates it when
+  // NCCL's float arithmetic gives integer results both ways; otherwise the float code does. Any
+  // other value is kept as the float NCCL would hold (kSlow) and handled by the float code.
  public:
   static constexpr int32_t kMilliLimit = 4000000;  // 4,000 GB/s
   static constexpr int32_t kSlow = INT32_MIN;
+  static constexpr int32_t kWide = 1 << 30;  // above any small value minus any cost
+  // fl(k/1000) is strictly increasing for 0 <= k < kWideLimit (the float spacing there is at
+  // most 2^-10 < 1e-3), so comparing wide values is comparing their k.
+  static constexpr int32_t kWideLimit = 16384000;  // 16,384 GB/s
   // The integer k with fl(k/1000) == bw and |k| < kMilliLimit, or kSlow.
   static int32_t exactMilli(float bw);
+  // How a link holding bw is kept: k (small), kWide + k (wide) or kSlow.
+  static int32_t linkMilli(float bw);
+  static bool isSmall(int32_t m) { return m != kSlow && m < kWide; }
   // NCCL's SUB_ROUND(a, b).
   static float subRoundBw(float a, float b);
+  // A wide link (milli m) takes cost c (an exact form, |c| < kMilliLimit): kShort when it lacks
+  // it (nothing written); kDone when NCCL's SUB_ROUND gives k - c and giving c back then gives
+  // k again (m updated: integer arithmetic undoes it exactly, as NCCL's would); kFloat
+  // (nothing written) otherwise.
+  static Exact wideStep(int32_t& m, int32_t c);
 
  private:
-  struct LinkBw {
-    int32_t milli;  // k, or kSlow
-    float slowBw;   // the float value when milli == kSlow
+  // wideStep from a memo of its results, a pure function of m and c (a CPU-attached NIC's link
+  // goes back and forth between a few values): direct-mapped by a hash of both.
+  struct WideMemo {
+    int32_t m = kSlow;  // matches no wide value: empty
+    int32_t c = 0;
+    int32_t out = kSlow;  // the new m, or kSlow for kFloat
   };
+  static constexpr int kWideMemoBits = 10;
+  std::array<WideMemo, size_t{1} << kWideMemoBits> wideMemo_{};
+  Exact wideStepMemo(int32_t& m, int32_t c) {
+    const uint32_t hash = static_cast<uint32_t>(m) * 0x9E3779B1u ^ static_cast<uint32_t>(c) * 0x85EBCA77u;
+    WideMemo& memo = wideMemo_[hash >> (32 - kWideMemoBits)];
+    if (memo.m == m && memo.c == c) {
+      if (memo.out == kSlow) return kFloat;
+      m = memo.out;
+      return kDone;
+    }
+    if (m - kWide < c) return kShort;
+    const int32_t from = m;
+    const Exact e = wideStep(m, c);
+    memo = WideMemo{from, c, e == kDone ? m : kSlow};
+    return e;
+  }
   float linkBw(int i) const {
     const LinkBw& l = bw_[static_cast<size_t>(i)];
-    return l.milli != kSlow ? static_cast<float>(l.milli) / 1000.0f : l.slowBw;
+    if (l.milli == kSlow) return l.slowBw;
+    return static_cast<float>(l.milli >= kWide ? l.milli - kWide : l.milli) / 1000.0f;
   }
   void setLinkBw(int i, float a, float b);  // link i = SUB_ROUND(a, b)
   void loadLinkBw();
@@ -270,8 +318,10 @@ class SearchEngine {
     if (l[0] < 0) return -1;
     const LinkBw& up = bw_[static_cast<size_t>(l[0])];
     const LinkBw& down = bw_[static_cast<size_t>(l[1])];
-    // An exact link holds fl(k/1000) with |k| < 4e6, whose truncation is k / 1000.
-    if (up.milli != kSlow && down.milli != kSlow) return std::min(up.milli, down.milli) / 1000;
+    // A small link holds fl(k/1000) with |k| < 4e6, whose truncation is k / 1000 (here both
+    // are small and not negative: other values, wide ones included, take the float way).
+    if ((static_cast<uint32_t>(up.milli) | static_cast<uint32_t>(down.milli)) < static_cast<uint32_t>(kMilliLimit))
+      return std::min(up.milli, down.milli) / 1000;
     return static_cast<int>(std::min(linkBw(l[0]), linkBw(l[1])));
   }
   std::vector<std::array<int32_t, 2>> gpuPciLinks_;  // per GPU: its PCI link up and down (-1: none)

@@ -1,7 +1,7 @@
 // The fast search against the float reference (see search_reference_test.cc) on machines that are
 // not in the corpus: every corpus topology changed one way at a time, as other machines of the
 // same family would be (a GPU or a NIC fewer, faster or slower NICs, one NVLink per peer or five
-// times as many, PCIe Gen3 switches, no GPUDirect). The shortcuts of the fast search must hold on any topology, not
+// or twelve times as many, PCIe Gen3 switches, no GPUDirect, NICs on the CPU). The shortcuts of the fast search must hold on any topology, not
 // only on the files they were measured on; a variant that NCCL cannot build is skipped, and the
 // test requires enough comparisons to mean something.
 #include <gtest/gtest.h>
@@ -59,6 +59,25 @@ bool dropLastNic(XmlNode& root) {
   return true;
 }
 
+// Every NIC taken out of its own PCI device (one that holds no GPU and no switch) and put on the
+// CPU above it: NCCL links such a NIC to the CPU at 5,000 GB/s, a "wide" link of the fast search
+// (beyond its small integers), which every NET step then crosses.
+bool nicsOnTheCpu(XmlNode& root) {
+  bool any = false;
+  for (XmlNode* nic : all(root, "nic")) {
+    XmlNode* card = nic->parent();
+    if (card == nullptr || card->name() != "pci" || card->child("pci") != nullptr || !all(*card, "gpu").empty())
+      continue;
+    XmlNode* cpu = card->parent();
+    while (cpu != nullptr && cpu->name() != "cpu") cpu = cpu->parent();
+    if (cpu == nullptr) continue;
+    cpu->adopt(card->detach(nic));
+    if (card->children().empty()) card->parent()->detach(card);
+    any = true;
+  }
+  return any;
+}
+
 std::function<bool(XmlNode&)> scaleNetSpeed(int mul, int div) {
   return [mul, div](XmlNode& root) {
     bool any = false;
@@ -75,7 +94,8 @@ std::function<bool(XmlNode&)> scaleNetSpeed(int mul, int div) {
 }
 
 // NVLink bundles `mul` times wider: NVSwitch links of 1,000-4,000 GB/s, the top of the range the
-// fast search keeps as exact integers (SearchEngine::kMilliLimit), and beyond it on wider files.
+// fast search keeps as small integers (SearchEngine::kMilliLimit), and beyond it on wider files;
+// 12 times: wide links on every NVSwitch machine.
 std::function<bool(XmlNode&)> scaleNvlinkCount(int mul) {
   return [mul](XmlNode& root) {
     bool any = false;
@@ -115,6 +135,8 @@ const std::vector<Variant>& variants() {
                              [](const XmlNode& n) { return !n.get("link_speed").empty(); })},
       {"no GPUDirect", setWhere("gpu", "gdr", "0", [](const XmlNode& n) { return n.get("gdr", "0") != "0"; })},
       {"NVLinks 5x wider", scaleNvlinkCount(5)},
+      {"NVLinks 12x wider", scaleNvlinkCount(12)},
+      {"NICs on the CPU", nicsOnTheCpu},
   };
   return all;
 }
@@ -146,7 +168,7 @@ TEST_P(SearchVariants, FastSearchEqualsTheFloatSearch) {
   EXPECT_GE(compared, 16) << "too few variants built: is the corpus complete?";
 }
 
-INSTANTIATE_TEST_SUITE_P(CorpusVariants, SearchVariants, ::testing::Range<size_t>(0, 8),
+INSTANTIATE_TEST_SUITE_P(CorpusVariants, SearchVariants, ::testing::Range<size_t>(0, 10),
                          [](const ::testing::TestParamInfo<size_t>& param) {
                            std::string name;
                            for (char c : std::string(variants()[param.param].name))

@@ -97,5 +97,60 @@ TEST(SearchBwExact, SubRoundIsIntegerSubtractionForArbitraryPairs) {
   }
 }
 
+// Wide links (search_engine.h): values of the form fl(k/1000) from 4,000 to 16,384 GB/s.
+TEST(SearchBwWide, LinkValuesBeyondTheSmallRangeAreKeptWide) {
+  EXPECT_EQ(SearchEngine::linkMilli(24.0f), 24000);  // small values keep their small form
+  EXPECT_EQ(SearchEngine::linkMilli(5000.0f), SearchEngine::kWide + 5000000);
+  EXPECT_EQ(SearchEngine::linkMilli(milliToFloat(5052600)), SearchEngine::kWide + 5052600);
+  EXPECT_EQ(SearchEngine::linkMilli(16000.5f), SearchEngine::kWide + 16000500);
+  EXPECT_EQ(SearchEngine::linkMilli(20000.0f), SearchEngine::kSlow);  // beyond kWideLimit
+  EXPECT_EQ(SearchEngine::linkMilli(-5000.0f), SearchEngine::kSlow);
+  EXPECT_EQ(SearchEngine::linkMilli(5000.0005f), SearchEngine::kSlow);  // 5000.000488...: not a thousandth
+  EXPECT_FALSE(SearchEngine::isSmall(SearchEngine::kWide + 5000000));
+  EXPECT_FALSE(SearchEngine::isSmall(SearchEngine::kSlow));
+  EXPECT_TRUE(SearchEngine::isSmall(-kLimit + 1));
+}
+
+// wideStep against NCCL's own arithmetic (subRoundBw is SUB_ROUND): a link that wideStep updates
+// holds what SUB_ROUND gives, and giving the bandwidth back with SUB_ROUND returns the value it
+// had; where either fails, wideStep leaves the link alone. Both outcomes must occur: the float
+// results of wide values do drift.
+TEST(SearchBwWide, WideStepIsSubRoundWhereItUpdates) {
+  std::mt19937 rng(20261123);
+  std::uniform_int_distribution<int32_t> wide(0, SearchEngine::kWideLimit - 1);
+  const std::vector<int32_t> costs = reservedMillis();
+  std::uniform_int_distribution<size_t> pick(0, costs.size() - 1);
+  int updated = 0, left = 0, shortfalls = 0;
+  for (int i = 0; i < 2000000; ++i) {
+    const int32_t k = i < 1000000 ? 5000000 - (i % 2000) * 1440 : wide(rng);  // a CPU NIC's link
+    const int32_t c = i < 1000000 ? (i & 1 ? 1440 : -1440) : (i & 1 ? costs[pick(rng)] : -costs[pick(rng)]);
+    int32_t m = SearchEngine::kWide + k;
+    const SearchEngine::Exact e = SearchEngine::wideStep(m, c);
+    const float a = milliToFloat(k), b = milliToFloat(c);
+    if (e == SearchEngine::kShort) {
+      ASSERT_TRUE(a < b) << "k=" << k << " c=" << c;
+      ASSERT_EQ(m, SearchEngine::kWide + k);
+      ++shortfalls;
+      continue;
+    }
+    ASSERT_FALSE(a < b) << "k=" << k << " c=" << c;
+    const float taken = SearchEngine::subRoundBw(a, b);
+    const bool exact = taken == milliToFloat(k - c) && SearchEngine::subRoundBw(taken, -b) == a;
+    if (e == SearchEngine::kDone) {
+      ASSERT_TRUE(exact) << "k=" << k << " c=" << c;
+      ASSERT_EQ(m, SearchEngine::kWide + k - c);
+      ++updated;
+    } else {
+      ASSERT_FALSE(exact && k - c < SearchEngine::kWideLimit) << "k=" << k << " c=" << c << " left to the float code";
+      ASSERT_EQ(m, SearchEngine::kWide + k);
+      ++left;
+    }
+  }
+  std::printf("[ wide     ] %d updated, %d left to the float code, %d short\n", updated, left, shortfalls);
+  EXPECT_GT(updated, 1000000);
+  EXPECT_GT(left, 1000);
+  EXPECT_GT(shortfalls, 0);
+}
+
 }  // namespace
 }  // namespace weft::topo

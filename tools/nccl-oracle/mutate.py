@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Writes changed copies of the corpus topologies (NIC speeds, PCI widths and generations, NVLink
 # counts, CPU vendor and model, a NIC port or a GPU fewer, GPUDirect, CollNet; a NIC or GPU moved
-# elsewhere in the PCI tree, NVLinks dropped, NICs of mixed speeds) for compare.sh.
+# elsewhere in the PCI tree, NVLinks dropped, NICs of mixed speeds, NICs on the CPU, NVLinks 12
+# times wider) for compare.sh.
 #   usage: mutate.py OUT_DIR [SEED]
 import glob
 import os
@@ -99,6 +100,25 @@ def m_dropnvlink(t):
         for back in [x for x in peer if x.tag == 'nvlink' and x.get('target', '').lower() == mine[id(g)]]:
             peer.remove(back)
     return _text(root)
+def m_cpunic(t):
+    # NICs taken out of their PCI device and put on the CPU above them: NCCL links such a NIC to
+    # the CPU at 5,000 GB/s, wider than the search keeps as small integers.
+    root = _tree(t)
+    par = _parents(root)
+    cards = [e for e in root.iter('pci') if e.find('nic') is not None and not _holds(e, 'gpu') and e.find('pci') is None]
+    changed = False
+    for card in cards:
+        if random.random() >= 0.5: continue
+        cpu = par[card]
+        while cpu.tag != 'cpu' and cpu in par: cpu = par[cpu]
+        if cpu.tag != 'cpu': continue
+        par[card].remove(card)
+        for nic in card.findall('nic'): cpu.append(nic)
+        changed = True
+    return _text(root) if changed else t
+def m_nvlwide(t):
+    # NVLink bundles 12 times wider: NVSwitch links beyond 4,000 GB/s on NVSwitch machines
+    return re.sub(r'(<nvlink[^>]*count=")(\d+)(")', lambda m: m.group(1)+str(int(m.group(2))*12)+m.group(3), t)
 def m_mixspeed(t):
     # NICs of different speeds in one box
     return re.sub(r'(<net[^>]*speed=")(\d+)(")', lambda m: m.group(1)+random.choice(['12500', '25000', '50000', '100000', '200000', '400000'])+m.group(3), t)
@@ -109,7 +129,7 @@ variants = [
   ('intel85', lambda t: m_vendor(t, 'GenuineIntel', 85)), ('intel143', lambda t: m_vendor(t, 'GenuineIntel', 143)),
   ('dropnet', m_dropnet), ('gdr', m_gdr), ('dropgpu', m_dropgpu), ('coll', m_coll),
   ('movenic', lambda t: _move(t, 'nic')), ('movegpu', lambda t: _move(t, 'gpu')), ('dropnvl', m_dropnvlink),
-  ('mixspeed', m_mixspeed),
+  ('mixspeed', m_mixspeed), ('cpunic', m_cpunic), ('nvlwide', m_nvlwide),
 ]
 os.makedirs(out, exist_ok=True)
 for f in files:
