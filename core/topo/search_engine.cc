@@ -246,11 +246,11 @@ float SearchEngine::subRoundBw(float a, float b) { return subRound(a, b); }
 SearchEngine::Exact SearchEngine::wideStep(int32_t& m, int32_t c) {
   const int32_t k = m - kWide;
   if (k < c) return kShort;
-  const float b = static_cast<float>(c) / 1000.0f;
-  const float r = roundHalfAway((static_cast<float>(k) / 1000.0f - b) * 1000);
+  const float b = milliToBw(c);
+  const float r = roundHalfAway((milliToBw(k) - b) * 1000);
   const int32_t kr = k - c;
   if (kr < 0 || kr >= kWideLimit || r != static_cast<float>(kr)) return kFloat;
-  if (roundHalfAway((r / 1000.0f + b) * 1000) != static_cast<float>(k)) return kFloat;
+  if (roundHalfAway((milliToBw(kr) + b) * 1000) != static_cast<float>(k)) return kFloat;
   m = kWide + kr;
   return kDone;
 }

@@ -230,6 +230,9 @@ class SearchEngine {
   // How a link holding bw is kept: k (small), kWide + k (wide) or kSlow.
   static int32_t linkMilli(float bw);
   static bool isSmall(int32_t m) { return m != kSlow && m < kWide; }
+  // fl(k/1000) for |k| <= 2^24, without a division: the double product rounded to float gives
+  // the same float as the float division (tests/unit/topo_search_bw_test.cc checks every k).
+  static float milliToBw(int32_t k) { return static_cast<float>(static_cast<double>(k) * 0.001); }
   // NCCL's SUB_ROUND(a, b).
   static float subRoundBw(float a, float b);
   // A wide link (milli m) takes cost c (an exact form, |c| < kMilliLimit): kShort when it lacks
@@ -265,7 +268,7 @@ class SearchEngine {
   float linkBw(int i) const {
     const LinkBw& l = bw_[static_cast<size_t>(i)];
     if (l.milli == kSlow) return l.slowBw;
-    return static_cast<float>(l.milli >= kWide ? l.milli - kWide : l.milli) / 1000.0f;
+    return milliToBw(l.milli >= kWide ? l.milli - kWide : l.milli);
   }
   void setLinkBw(int i, float a, float b);  // link i = SUB_ROUND(a, b)
   void loadLinkBw();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -109,6 +110,12 @@ TEST(SearchBwWide, LinkValuesBeyondTheSmallRangeAreKeptWide) {
   EXPECT_FALSE(SearchEngine::isSmall(SearchEngine::kWide + 5000000));
   EXPECT_FALSE(SearchEngine::isSmall(SearchEngine::kSlow));
   EXPECT_TRUE(SearchEngine::isSmall(-kLimit + 1));
+}
+
+TEST(SearchBwWide, MilliToBwIsTheFloatDivisionForEveryK) {
+  for (int32_t k = -(1 << 24); k <= (1 << 24); ++k)
+    ASSERT_EQ(std::bit_cast<uint32_t>(SearchEngine::milliToBw(k)), std::bit_cast<uint32_t>(static_cast<float>(k) / 1000.0f))
+        << "k=" << k;
 }
 
 // wideStep against NCCL's own arithmetic (subRoundBw is SUB_ROUND): a link that wideStep updates
