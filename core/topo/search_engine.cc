@@ -292,7 +292,8 @@ void SearchEngine::loadLinkBw() {
     converted = true;
   }
   if (converted) {
-    slowLinks_ = static_cast<int>(std::count_if(bw_.begin(), bw_.end(), [](const LinkBw& l) { return !isSmall(l.milli); }));
+    slowLinks_ = static_cast<int>(
+        std::count_if(bw_.begin(), bw_.end(), [](const LinkBw& l) { return !isSmall(l.milli); }));
     ++slowChanges_;
   }
   floatOpsAtLoad_ = floatOps_;
@@ -466,14 +467,16 @@ bool SearchEngine::followFloat(const FastPath& path, float bw) {
 // leave the exact range): link by link as NCCL goes, an exact link with an exact cost is
 // updated in integers (the value NCCL's float arithmetic gives, see exactMilli), any other in
 // float (a wide link through wideStep where it can). cost and negCost: the exact forms of bw
-// and of its PCI cost, and of their negations (kSlow where there is none). The first `from` links already hold their update (made in
-// integers by reserveExact, as this walk would have made it).
+// and of its PCI cost, and of their negations (kSlow where there is none). The first `from`
+// links already hold their update (made in integers by reserveExact, as this walk would have
+// made it).
 bool SearchEngine::followMixed(const FastPath& path, float bw, const int32_t* cost, const int32_t* negCost,
                                int from) {
   // Stopped at a wide link with exact costs: the integer walk goes on through wideStep.
   if (from < path.count && bw_[static_cast<size_t>(path.hops[from])].milli >= kWide && cost[0] != kSlow &&
       (cost[1] != kSlow || !path.pciOverhead)) {
-    const Exact e = path.pciOverhead ? reserveWide<true>(path, cost, from, from) : reserveWide<false>(path, cost, from, from);
+    const Exact e =
+        path.pciOverhead ? reserveWide<true>(path, cost, from, from) : reserveWide<false>(path, cost, from, from);
     if (e != kFloat) return e == kDone;
   }
   const int steps = mixedLinks(path, from, path.count, bw, cost);

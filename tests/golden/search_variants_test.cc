@@ -1,9 +1,10 @@
 // The fast search against the float reference (see search_reference_test.cc) on machines that are
 // not in the corpus: every corpus topology changed one way at a time, as other machines of the
 // same family would be (a GPU or a NIC fewer, faster or slower NICs, one NVLink per peer or five
-// or twelve times as many, PCIe Gen3 switches, no GPUDirect, NICs on the CPU). The shortcuts of the fast search must hold on any topology, not
-// only on the files they were measured on; a variant that NCCL cannot build is skipped, and the
-// test requires enough comparisons to mean something.
+// or twelve times as many, PCIe Gen3 switches, no GPUDirect, NICs on the CPU). The shortcuts of
+// the fast search must hold on any topology, not only on the files they were measured on; a
+// variant that NCCL cannot build is skipped, and the test requires enough comparisons to mean
+// something.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -114,7 +114,8 @@ TEST(SearchBwWide, LinkValuesBeyondTheSmallRangeAreKeptWide) {
 
 TEST(SearchBwWide, MilliToBwIsTheFloatDivisionForEveryK) {
   for (int32_t k = -(1 << 24); k <= (1 << 24); ++k)
-    ASSERT_EQ(std::bit_cast<uint32_t>(SearchEngine::milliToBw(k)), std::bit_cast<uint32_t>(static_cast<float>(k) / 1000.0f))
+    ASSERT_EQ(std::bit_cast<uint32_t>(SearchEngine::milliToBw(k)),
+              std::bit_cast<uint32_t>(static_cast<float>(k) / 1000.0f))
         << "k=" << k;
 }
 
