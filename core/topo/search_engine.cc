@@ -255,6 +255,14 @@ SearchEngine::Exact SearchEngine::wideStep(int32_t& m, int32_t c) {
   return kDone;
 }
 
+// The same arithmetic as setLinkBw's on a wide link holding fl(k/1000), with cost fl(c/1000).
+bool SearchEngine::wideDrift(int32_t& m, int32_t c) {
+  const float r = roundHalfAway((milliToBw(m - kWide) - milliToBw(c)) * 1000);
+  if (!(r >= 0 && r < static_cast<float>(kWideLimit))) return false;
+  m = kWide + static_cast<int32_t>(r);
+  return true;
+}
+
 // Link i = SUB_ROUND(a, b), a its value; kept small, wide (a wide link stays wide while the
 // value allows it) or float.
 WEFT_SEARCH_INLINE inline void SearchEngine::setLinkBw(int i, float a, float b) {
@@ -406,8 +414,11 @@ WEFT_SEARCH_INLINE inline SearchEngine::Exact SearchEngine::reserveExact(const F
 }
 
 // reserveExact from link s, a wide one, on (links before s hold their integer updates):
-// wideStep updates the wide links it can. Called by followMixed, out of the inlined walk, which
-// wide links are too rare to slow down.
+// wideStepMemo updates the wide links, in integers where NCCL's arithmetic allows and as
+// NCCL's drifting result where it stays wide. Called by followMixed, out of the inlined walk,
+// which wide links are too rare to slow down. kDrift: a link lacks the bandwidth after a
+// drifting update (links before `done` hold their updates; the caller gives them back in
+// NCCL's arithmetic).
 template <bool kPciCosts>
 SearchEngine::Exact SearchEngine::reserveWide(const FastPath& path, const int32_t* cost, int s, int& done) {
   const int32_t* hops = kPciCosts ? path.coded : path.hops;
@@ -415,6 +426,7 @@ SearchEngine::Exact SearchEngine::reserveWide(const FastPath& path, const int32_
   LinkBw* state = bw_.data();
   auto index = [&](int u) { return kPciCosts ? hops[u] >> 1 : hops[u]; };
   auto costOf = [&](int u) { return kPciCosts ? cost[hops[u] & 1] : cost[0]; };
+  bool drifted = false;
   for (; s < n; ++s) {
     int32_t& m = state[index(s)].milli;
     const int32_t next = static_cast<int32_t>(static_cast<uint32_t>(m) - static_cast<uint32_t>(costOf(s)));
@@ -422,14 +434,20 @@ SearchEngine::Exact SearchEngine::reserveWide(const FastPath& path, const int32_
       m = next;
       continue;
     }
-    const Exact e = m >= kWide ? wideStepMemo(m, costOf(s)) : m != kSlow && m < costOf(s) ? kShort : kFloat;
+    const Exact e = m >= kWide ? wideStepMemo<true>(m, costOf(s)) : m != kSlow && m < costOf(s) ? kShort : kFloat;
     if (e == kDone) continue;
+    if (e == kDrift) {
+      if (!drifted) ++floatOps_;  // (as the float code counts an update it makes)
+      drifted = true;
+      continue;
+    }
+    done = s;
     if (e == kShort) {
+      if (drifted) return kDrift;
       for (int u = 0; u < s; ++u) state[index(u)].milli += costOf(u);
       path.hint = s;
       return kShort;
     }
-    done = s;
     return kFloat;
   }
   return kDone;
@@ -477,6 +495,10 @@ bool SearchEngine::followMixed(const FastPath& path, float bw, const int32_t* co
       (cost[1] != kSlow || !path.pciOverhead)) {
     const Exact e =
         path.pciOverhead ? reserveWide<true>(path, cost, from, from) : reserveWide<false>(path, cost, from, from);
+    if (e == kDrift) {
+      mixedLinks(path, 0, from, -bw, negCost);
+      return false;
+    }
     if (e != kFloat) return e == kDone;
   }
   const int steps = mixedLinks(path, from, path.count, bw, cost);
@@ -498,9 +520,13 @@ int SearchEngine::mixedLinks(const FastPath& path, int from, int maxSteps, float
     LinkBw& l = state[h];
     const int32_t c = cost[pci ? 1 : 0];
     if (l.milli >= kWide && c != kSlow) {
-      const Exact e = wideStepMemo(l.milli, c);
+      const Exact e = wideStepMemo<true>(l.milli, c);
       if (e == kShort) break;
       if (e == kDone) continue;
+      if (e == kDrift) {
+        floatOp = true;
+        continue;
+      }
     } else if (l.milli != kSlow && c != kSlow) {
       if (l.milli < c) break;
       const int32_t next = l.milli - c;  // both under kMilliLimit in magnitude: no overflow
@@ -1006,7 +1032,7 @@ __attribute__((noinline)) bool SearchEngine::wideNvsStep(int32_t a, int32_t b, i
       out = next;
       return true;
     }
-    if (v < kWide || wideStepMemo(v, k) != kDone) return false;
+    if (v < kWide || wideStepMemo<false>(v, k) != kDone) return false;
     out = v;
     return true;
   };

@@ -72,7 +72,9 @@ class SearchEngine {
   bool followExact(const FastPath& path, float bw, int32_t kb, int32_t kbPci);
 
  public:
-  enum Exact { kDone, kShort, kFloat };
+  // kDrift (wide links only, see wideStepMemo): updated to NCCL's result, which integer
+  // arithmetic does not undo.
+  enum Exact { kDone, kShort, kFloat, kDrift };
 
  private:
   // kFloat leaves the integer updates of the first `done` links in place, for
@@ -240,30 +242,45 @@ class SearchEngine {
   // k again (m updated: integer arithmetic undoes it exactly, as NCCL's would); kFloat
   // (nothing written) otherwise.
   static Exact wideStep(int32_t& m, int32_t c);
+  // An update of wide link m by cost c that wideStep leaves, as NCCL's SUB_ROUND computes it:
+  // when the result r is again a wide value (0 <= r < kWideLimit, so the link stays wide, as
+  // setLinkBw would keep it), m becomes kWide + r and the result is true; else m is unchanged.
+  // Integer arithmetic does not undo such an update (a "drift").
+  static bool wideDrift(int32_t& m, int32_t c);
 
  private:
   // wideStep from a memo of its results, a pure function of m and c (a CPU-attached NIC's link
   // goes back and forth between a few values): direct-mapped by a hash of both.
+  // With kDrifts, an update wideStep leaves but wideDrift makes is made too (kDrift: the caller
+  // counts it in floatOps_, as the float code would, and gives the links back in NCCL's
+  // arithmetic should the walk fail); without, it is kFloat.
   struct WideMemo {
     int32_t m = kSlow;  // matches no wide value: empty
     int32_t c = 0;
-    int32_t out = kSlow;  // the new m, or kSlow for kFloat
+    int32_t out = kSlow;  // the new m (kDone), its negation (a drift), or kSlow (kFloat)
   };
   static constexpr int kWideMemoBits = 10;
   std::array<WideMemo, size_t{1} << kWideMemoBits> wideMemo_{};
+  template <bool kDrifts>
   Exact wideStepMemo(int32_t& m, int32_t c) {
     const uint32_t hash = static_cast<uint32_t>(m) * 0x9E3779B1u ^ static_cast<uint32_t>(c) * 0x85EBCA77u;
     WideMemo& memo = wideMemo_[hash >> (32 - kWideMemoBits)];
-    if (memo.m == m && memo.c == c) {
-      if (memo.out == kSlow) return kFloat;
+    if (memo.m != m || memo.c != c) {
+      if (m - kWide < c) return kShort;
+      int32_t out = m;
+      if (wideStep(out, c) != kDone) {
+        out = m;
+        out = wideDrift(out, c) ? -out : kSlow;
+      }
+      memo = WideMemo{m, c, out};
+    }
+    if (memo.out >= 0) {
       m = memo.out;
       return kDone;
     }
-    if (m - kWide < c) return kShort;
-    const int32_t from = m;
-    const Exact e = wideStep(m, c);
-    memo = WideMemo{from, c, e == kDone ? m : kSlow};
-    return e;
+    if (!kDrifts || memo.out == kSlow) return kFloat;
+    m = -memo.out;
+    return kDrift;
   }
   float linkBw(int i) const {
     const LinkBw& l = bw_[static_cast<size_t>(i)];

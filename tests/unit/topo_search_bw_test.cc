@@ -128,7 +128,7 @@ TEST(SearchBwWide, WideStepIsSubRoundWhereItUpdates) {
   std::uniform_int_distribution<int32_t> wide(0, SearchEngine::kWideLimit - 1);
   const std::vector<int32_t> costs = reservedMillis();
   std::uniform_int_distribution<size_t> pick(0, costs.size() - 1);
-  int updated = 0, left = 0, shortfalls = 0;
+  int updated = 0, left = 0, shortfalls = 0, drifted = 0;
   for (int i = 0; i < 2000000; ++i) {
     const int32_t k = i < 1000000 ? 5000000 - (i % 2000) * 1440 : wide(rng);  // a CPU NIC's link
     const int32_t c = i < 1000000 ? (i & 1 ? 1440 : -1440) : (i & 1 ? costs[pick(rng)] : -costs[pick(rng)]);
@@ -152,11 +152,23 @@ TEST(SearchBwWide, WideStepIsSubRoundWhereItUpdates) {
       ASSERT_FALSE(exact && k - c < SearchEngine::kWideLimit) << "k=" << k << " c=" << c << " left to the float code";
       ASSERT_EQ(m, SearchEngine::kWide + k);
       ++left;
+      // What wideDrift makes of it instead: SUB_ROUND's own result, kept wide where it fits.
+      int32_t d = SearchEngine::kWide + k;
+      const bool fits = taken >= 0 && taken * 1000 < static_cast<float>(SearchEngine::kWideLimit);
+      ASSERT_EQ(SearchEngine::wideDrift(d, c), fits) << "k=" << k << " c=" << c;
+      if (fits) {
+        ASSERT_EQ(milliToFloat(d - SearchEngine::kWide), taken) << "k=" << k << " c=" << c;
+        if (d != SearchEngine::kWide + k - c) ++drifted;
+      } else {
+        ASSERT_EQ(d, SearchEngine::kWide + k);
+      }
     }
   }
-  std::printf("[ wide     ] %d updated, %d left to the float code, %d short\n", updated, left, shortfalls);
+  std::printf("[ wide     ] %d updated, %d left to the float code (%d of them to another value than k - c), %d short\n",
+              updated, left, drifted, shortfalls);
   EXPECT_GT(updated, 1000000);
   EXPECT_GT(left, 1000);
+  EXPECT_GT(drifted, 1000);
   EXPECT_GT(shortfalls, 0);
 }
 
