@@ -3,7 +3,7 @@
 # counts, CPU vendor and model, a NIC port or a GPU fewer, GPUDirect, CollNet; a NIC or GPU moved
 # elsewhere in the PCI tree, NVLinks dropped, NICs of mixed speeds, NICs on the CPU, NVLinks 12
 # times wider) for compare.sh.
-#   usage: mutate.py OUT_DIR [SEED]
+#   usage: [MUTATE_COMBO=K [MUTATE_COPIES=N]] mutate.py OUT_DIR [SEED]
 import glob
 import os
 import random
@@ -131,11 +131,25 @@ variants = [
   ('movenic', lambda t: _move(t, 'nic')), ('movegpu', lambda t: _move(t, 'gpu')), ('dropnvl', m_dropnvlink),
   ('mixspeed', m_mixspeed), ('cpunic', m_cpunic), ('nvlwide', m_nvlwide),
 ]
+# MUTATE_COMBO=K (K >= 2): instead of one kind per copy, MUTATE_COPIES (default 8) copies per
+# file, each changed by K kinds drawn at random and applied in turn (kinds that interact: NICs on
+# the CPU with mixed speeds, a GPU fewer on an AMD machine, ...).
+combo = int(os.environ.get('MUTATE_COMBO', '1'))
+copies = int(os.environ.get('MUTATE_COPIES', '8'))
 os.makedirs(out, exist_ok=True)
 for f in files:
     t = open(f).read()
     if not ok(t): continue
     base = os.path.relpath(f, os.path.join(corpus, 'topologies')).replace('/', '_')[:-4]
+    if combo >= 2:
+        for i in range(copies):
+            picked = random.sample(variants, combo)
+            v = t
+            for _, fn in picked: v = fn(v)
+            if v != t:
+                name = '+'.join(n for n, _ in picked)
+                open(os.path.join(out, '%s.%s.s%d.%d.xml' % (base, name, seed, i)), 'w').write(v)
+        continue
     for name, fn in variants:
         v = fn(t)
         if v != t:
