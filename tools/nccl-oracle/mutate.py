@@ -2,7 +2,8 @@
 # Writes changed copies of the corpus topologies (NIC speeds, PCI widths and generations, NVLink
 # counts, CPU vendor and model, a NIC port or a GPU fewer, GPUDirect, CollNet; a NIC or GPU moved
 # elsewhere in the PCI tree, NVLinks dropped, NICs of mixed speeds, NICs on the CPU, NVLinks 12
-# times wider) for compare.sh.
+# times wider, Arm and POWER CPUs, Zhaoxin and other Intel models, C2C links from the GPUs to the
+# CPU) for compare.sh.
 #   usage: [MUTATE_COMBO=K [MUTATE_COPIES=N]] mutate.py OUT_DIR [SEED]
 import glob
 import os
@@ -119,6 +120,23 @@ def m_cpunic(t):
 def m_nvlwide(t):
     # NVLink bundles 12 times wider: NVSwitch links beyond 4,000 GB/s on NVSwitch machines
     return re.sub(r'(<nvlink[^>]*count=")(\d+)(")', lambda m: m.group(1)+str(int(m.group(2))*12)+m.group(3), t)
+def m_arch(t, arch):
+    # another CPU architecture (arm64: Grace and other Arm servers; ppc64: POWER): NCCL reads no
+    # vendor or model there, and its CPU-to-CPU bandwidth and P2P rules differ
+    return re.sub(r'arch="x86_64"', 'arch="%s"' % arch, t)
+def m_family(t, vendor, family, model):
+    t = m_vendor(t, vendor, model)
+    return re.sub(r'familyid="\d+"', 'familyid="%d"' % family, t)
+def m_c2c(t):
+    # a C2C link from every GPU to its CPU (Grace Hopper / Blackwell style; NVML's figures per
+    # link times the link count), keeping the GPU's PCI link
+    def rep(m):
+        body = m.group(0)
+        if '<c2c' in body: return body
+        c2c = '<c2c bw="%d" count="%d"/>' % (random.choice([43125, 45000, 37500]), random.choice([4, 8, 10]))
+        if body.endswith('/>'): return body[:-2] + '>' + c2c + '</gpu>'
+        return body.replace('</gpu>', c2c + '</gpu>')
+    return re.sub(r'<gpu [^>]*(/>|>.*?</gpu>)', rep, t, flags=re.S)
 def m_mixspeed(t):
     # NICs of different speeds in one box
     return re.sub(r'(<net[^>]*speed=")(\d+)(")', lambda m: m.group(1)+random.choice(['12500', '25000', '50000', '100000', '200000', '400000'])+m.group(3), t)
@@ -130,6 +148,10 @@ variants = [
   ('dropnet', m_dropnet), ('gdr', m_gdr), ('dropgpu', m_dropgpu), ('coll', m_coll),
   ('movenic', lambda t: _move(t, 'nic')), ('movegpu', lambda t: _move(t, 'gpu')), ('dropnvl', m_dropnvlink),
   ('mixspeed', m_mixspeed), ('cpunic', m_cpunic), ('nvlwide', m_nvlwide),
+  ('arm', lambda t: m_arch(t, 'arm64')), ('power', lambda t: m_arch(t, 'ppc64')),
+  ('zhaoxin', lambda t: m_family(t, 'CentaurHauls', 7, 0x5B)), ('intel207', lambda t: m_family(t, 'GenuineIntel', 6, 207)),
+  ('intel79', lambda t: m_family(t, 'GenuineIntel', 6, 79)), ('c2c', m_c2c),
+  ('gh', lambda t: m_c2c(m_arch(t, 'arm64'))),
 ]
 # MUTATE_COMBO=K (K >= 2): instead of one kind per copy, MUTATE_COPIES (default 8) copies per
 # file, each changed by K kinds drawn at random and applied in turn (kinds that interact: NICs on
