@@ -18,7 +18,7 @@ mkdir -p "$OUT"
 for f in "${FILES[@]}"; do
   k=$(basename "$(dirname "$f")")_$(basename "$f")
   # (NCCL's WARN lines go to stderr, which could cut an INFO line in two: kept apart.)
-  env "${ENVS[@]}" ORACLE_INFO=1 timeout 600 "$ORACLE" "$f" "$NODES" /dev/null ring,tree \
+  env "${ENVS[@]}" ORACLE_INFO=1 timeout 600 "$ORACLE" "$f" "$NODES" - ring,tree \
     > "$OUT/$k.nccl.log" 2> "$OUT/$k.nccl.err"; orc=$?
   env "${ENVS[@]}" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=GRAPH,NET timeout 600 "$WEFT" search "$f" --nodes "$NODES" \
     > "$OUT/$k.weft.log" 2>&1; wrc=$?

@@ -129,7 +129,7 @@ ncclResult_t oracleSearchGraphs(struct ncclTopoSystem* system, struct ncclTopoGr
 }
 
 int main(int argc, char** argv) {
-  if (argc < 4) { fprintf(stderr, "usage: nccl-oracle TOPO.xml NODES OUT.graph.xml [ring,tree,collnet,nvls] [rank]\n"); return 2; }
+  if (argc < 4) { fprintf(stderr, "usage: nccl-oracle TOPO.xml NODES OUT.graph.xml|- [ring,tree,collnet,nvls] [rank]\n"); return 2; }
   const char* topoFile = argv[1]; int nodes = atoi(argv[2]); const char* out = argv[3];
   std::string pats = argc > 4 ? argv[4] : "ring,tree";
   oracleInfo = getenv("ORACLE_INFO") != NULL;
@@ -186,6 +186,7 @@ int main(int argc, char** argv) {
   NCCLCHECK(oracleSearchGraphs(system, g, pats));
   struct ncclTopoGraph *ring = g + 0, *tree = g + 1, *chain = g + 2, *direct = g + 3, *nvls = g + 4;
   struct ncclTopoGraph* dump[5] = {ring, tree, direct, chain, nvls};
+  if (strcmp(out, "-") == 0) return 0;  // no dump (as ORACLE_CONNECT's OUT): the INFO lines only
   setenv("NCCL_GRAPH_DUMP_FILE", out, 1);
   NCCLCHECK(ncclTopoDumpGraphs(system, 5, dump));
   return 0;
