@@ -238,29 +238,33 @@ int32_t SearchEngine::linkMilli(float bw) {
 
 float SearchEngine::subRoundBw(float a, float b) { return subRound(a, b); }
 
-// NCCL's check and SUB_ROUND on a = fl(k/1000) and b = fl(c/1000) (the float it reserves: c
-// is its exact form), and then SUB_ROUND(result, -b), the give-back. The check a < b is k < c:
-// both are in the range where fl(./1000) is strictly increasing. The result, an integer r
-// over 1000 in float, is kept in the wide form only when r == k - c and the give-back returns
-// k: integer arithmetic then undoes it as NCCL's does.
-SearchEngine::Exact SearchEngine::wideStep(int32_t& m, int32_t c) {
-  const int32_t k = m - kWide;
-  if (k < c) return kShort;
-  const float b = milliToBw(c);
-  const float r = roundHalfAway((milliToBw(k) - b) * 1000);
-  const int32_t kr = k - c;
-  if (kr < 0 || kr >= kWideLimit || r != static_cast<float>(kr)) return kFloat;
-  if (roundHalfAway((milliToBw(kr) + b) * 1000) != static_cast<float>(k)) return kFloat;
-  m = kWide + kr;
-  return kDone;
-}
-
-// The same arithmetic as setLinkBw's on a wide link holding fl(k/1000), with cost fl(c/1000).
+// NCCL's SUB_ROUND on a wide link holding fl(k/1000), with cost fl(c/1000): setLinkBw's
+// arithmetic, kept when the result r is again a wide value.
 bool SearchEngine::wideDrift(int32_t& m, int32_t c) {
   const float r = roundHalfAway((milliToBw(m - kWide) - milliToBw(c)) * 1000);
   if (!(r >= 0 && r < static_cast<float>(kWideLimit))) return false;
   m = kWide + static_cast<int32_t>(r);
   return true;
+}
+
+// NCCL's SUB_ROUND on wide link m with cost c, then the SUB_ROUND of the give-back (cost -c:
+// milliToBw(-c) is -milliToBw(c) exactly). The result is kept in the wide form when it gives
+// k - c and the give-back returns k: integer arithmetic then undoes it as NCCL's does.
+int32_t SearchEngine::wideUpdate(int32_t m, int32_t c) {
+  int32_t taken = m;
+  if (!wideDrift(taken, c)) return kSlow;
+  int32_t back = taken;
+  if (taken != m - c || !wideDrift(back, -c) || back != m) return -taken;
+  return taken;
+}
+
+// The check a < b is k < c: both are in the range where fl(./1000) is strictly increasing.
+SearchEngine::Exact SearchEngine::wideStep(int32_t& m, int32_t c) {
+  if (m - kWide < c) return kShort;
+  const int32_t u = wideUpdate(m, c);
+  if (u < 0) return kFloat;
+  m = u;
+  return kDone;
 }
 
 // Link i = SUB_ROUND(a, b), a its value; kept small, wide (a wide link stays wide while the

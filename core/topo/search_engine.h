@@ -261,18 +261,16 @@ class SearchEngine {
   };
   static constexpr int kWideMemoBits = 10;
   std::array<WideMemo, size_t{1} << kWideMemoBits> wideMemo_{};
+  // Both for wide link m with cost c (not more than it holds), in WideMemo::out's form: kWide + r
+  // where wideStep updates it, -(kWide + r) where only wideDrift does, kSlow where neither does.
+  static int32_t wideUpdate(int32_t m, int32_t c);
   template <bool kDrifts>
   Exact wideStepMemo(int32_t& m, int32_t c) {
     const uint32_t hash = static_cast<uint32_t>(m) * 0x9E3779B1u ^ static_cast<uint32_t>(c) * 0x85EBCA77u;
     WideMemo& memo = wideMemo_[hash >> (32 - kWideMemoBits)];
     if (memo.m != m || memo.c != c) {
       if (m - kWide < c) return kShort;
-      int32_t out = m;
-      if (wideStep(out, c) != kDone) {
-        out = m;
-        out = wideDrift(out, c) ? -out : kSlow;
-      }
-      memo = WideMemo{m, c, out};
+      memo = WideMemo{m, c, wideUpdate(m, c)};
     }
     if (memo.out >= 0) {
       m = memo.out;
