@@ -10,3 +10,16 @@ oracle_args() {
     mapfile -t FILES < <(find "$corpus/topologies" -name '*.xml' | sort)
   fi
 }
+
+# The result for one file, from both programs' exit codes and the two files to compare (the
+# oracle's empty: nothing it printed to compare, counted as its failure): BOTHFAIL, ORACLEFAIL,
+# WEFTFAIL, SAME or DIFF.
+compare_result() {
+  local orc=$1 wrc=$2 nccl=$3 weft=$4
+  if [ "$orc" -ne 0 ] && [ "$wrc" -ne 0 ]; then echo BOTHFAIL
+  elif [ "$orc" -ne 0 ]; then echo ORACLEFAIL
+  elif [ "$wrc" -ne 0 ]; then echo WEFTFAIL
+  elif [ ! -s "$nccl" ]; then echo ORACLEFAIL
+  elif cmp -s "$nccl" "$weft"; then echo SAME
+  else echo DIFF; fi
+}

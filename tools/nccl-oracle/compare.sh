@@ -16,11 +16,7 @@ for f in "${FILES[@]}"; do
   env "${ENVS[@]}" timeout 600 "$ORACLE" "$f" "$NODES" "$OUT/$k.nccl.xml" "$PATTERNS" > "$OUT/$k.nccl.log" 2>&1; orc=$?
   env "${ENVS[@]}" timeout 600 "$WEFT" search "$f" --nodes "$NODES" --patterns "$PATTERNS" \
     --graph-out "$OUT/$k.weft.xml" --quiet > "$OUT/$k.weft.log" 2>&1; wrc=$?
-  if [ $orc -ne 0 ] && [ $wrc -ne 0 ]; then st=BOTHFAIL
-  elif [ $orc -ne 0 ]; then st=ORACLEFAIL
-  elif [ $wrc -ne 0 ]; then st=WEFTFAIL
-  elif cmp -s "$OUT/$k.nccl.xml" "$OUT/$k.weft.xml"; then st=SAME
-  else st=DIFF; fi
+  st=$(compare_result $orc $wrc "$OUT/$k.nccl.xml" "$OUT/$k.weft.xml")
   echo "$st $k"
 done | tee "$OUT/results.txt"
 echo "--- $(awk '{print $1}' "$OUT/results.txt" | sort | uniq -c | tr '\n' ' ')"

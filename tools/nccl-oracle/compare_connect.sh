@@ -27,12 +27,7 @@ for f in "${FILES[@]}"; do
   for s in nccl weft; do
     awk '{r=substr($1,2)+0; printf "%d\t%08d\t%s\n", r, NR, $0}' "$OUT/$k.$s.lines" | sort -t$'\t' -k1,1n -k2,2n | cut -f3- > "$OUT/$k.$s.sorted"
   done
-  if [ $orc -ne 0 ] && [ $wrc -ne 0 ]; then st=BOTHFAIL
-  elif [ $orc -ne 0 ]; then st=ORACLEFAIL
-  elif [ $wrc -ne 0 ]; then st=WEFTFAIL
-  elif [ ! -s "$OUT/$k.nccl.sorted" ]; then st=ORACLEFAIL
-  elif cmp -s "$OUT/$k.nccl.sorted" "$OUT/$k.weft.sorted"; then st=SAME
-  else st=DIFF; fi
+  st=$(compare_result $orc $wrc "$OUT/$k.nccl.sorted" "$OUT/$k.weft.sorted")
   echo "$st $k ($(wc -l < "$OUT/$k.nccl.sorted") lines)" | tee -a "$OUT/results.txt"
   if [ $st = DIFF ]; then
     diff "$OUT/$k.weft.sorted" "$OUT/$k.nccl.sorted" > "$OUT/$k.diff"

@@ -24,14 +24,9 @@ for f in "${FILES[@]}"; do
     > "$OUT/$k.weft.log" 2>&1; wrc=$?
   grep '^\[0\] NCCL INFO' "$OUT/$k.nccl.log" | grep -v -E 'Loading|set by environment to' > "$OUT/$k.nccl.info"
   grep '^\[0\] NCCL INFO' "$OUT/$k.weft.log" | head -n "$(wc -l < "$OUT/$k.nccl.info")" > "$OUT/$k.weft.info"
-  detail=""
-  if [ $orc -ne 0 ] && [ $wrc -ne 0 ]; then st=BOTHFAIL
-  elif [ $orc -ne 0 ]; then st=ORACLEFAIL
-  elif [ $wrc -ne 0 ]; then st=WEFTFAIL
-  elif [ ! -s "$OUT/$k.nccl.info" ]; then st=ORACLEFAIL; detail="(no INFO lines)"
-  elif cmp -s "$OUT/$k.nccl.info" "$OUT/$k.weft.info"; then st=SAME; detail="($(wc -l < "$OUT/$k.nccl.info") lines)"
-  else
-    st=DIFF
+  st=$(compare_result $orc $wrc "$OUT/$k.nccl.info" "$OUT/$k.weft.info")
+  detail="($(wc -l < "$OUT/$k.nccl.info") lines)"
+  if [ "$st" = DIFF ]; then
     diff "$OUT/$k.nccl.info" "$OUT/$k.weft.info" > "$OUT/$k.diff"
     detail=$(head -4 "$OUT/$k.diff" | cut -c1-200 | tr '\n' ' ')
   fi
