@@ -169,6 +169,27 @@ std::vector<SettingDef> netRows() {
   };
 }
 
+std::vector<SettingDef> runtimeRows() {
+  return {
+      {.name = "NCCL_COMM_ID", .type = Type::kString, .defaultValue = "",
+       .doc = "Bootstrap root as host:port, [ipv6]:port or name:port: every process gets the same unique id "
+              "and rank 0 runs the root there (unset: a random id from weft_get_unique_id)",
+       .module = "bootstrap"},
+      {.name = "NCCL_BUFFSIZE", .type = Type::kInt, .defaultValue = "4194304",
+       .doc = "Bytes of the Simple protocol's buffer per connection: NCCL_STEPS (8) slots of BUFFSIZE/8",
+       .module = "transport", .range = {65536, int64_t{1} << 30}},
+      {.name = "NCCL_COMM_BLOCKING", .type = Type::kInt, .defaultValue = "",
+       .doc = "Overrides config.blocking: 0 makes init return weftInProgress", .module = "comm", .range = kFlag},
+      {.name = "WEFT_INIT_TIMEOUT", .type = Type::kInt, .defaultValue = "120",
+       .doc = "Seconds a communicator's init waits for all ranks; the error names the ranks that never arrived",
+       .module = "bootstrap", .range = {1, 86400}},
+      {.name = "WEFT_DEVICE", .type = Type::kInt, .defaultValue = "",
+       .doc = "The GPU (dev= in NCCL_TOPO_FILE) this rank plays without a GPU (unset: its index among its "
+              "host's ranks)",
+       .module = "comm", .range = kNonNegative},
+  };
+}
+
 std::vector<SettingDef> debugAndConfigRows() {
   return {
       {.name = "NCCL_DEBUG", .type = Type::kEnum, .defaultValue = "",
@@ -189,7 +210,7 @@ std::vector<SettingDef> debugAndConfigRows() {
 
 std::vector<SettingDef> buildTable() {
   std::vector<SettingDef> rows;
-  for (auto part : {topologyRows, pathRows, featureRows, netRows, debugAndConfigRows}) {
+  for (auto part : {topologyRows, pathRows, featureRows, netRows, runtimeRows, debugAndConfigRows}) {
     for (SettingDef& d : part()) rows.push_back(std::move(d));
   }
   return rows;

@@ -45,4 +45,6 @@ WEFT_API const char* weft_last_error(void);
 }
 #endif
 
+#include "weft/comm.h" /* communicators, send/recv, groups */
+
 #endif /* WEFT_WEFT_H_ */

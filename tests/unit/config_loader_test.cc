@@ -271,7 +271,7 @@ TEST_F(LoaderTest, YamlAnchorsAndAliasesAreExpanded) {
 
 TEST_F(LoaderTest, UnknownNcclVariablesAreOneWarnLine) {
   TempTree t;
-  t.write("etc/nccl.conf", "NCCL_BUFFSIZE=4194304\n");
+  t.write("etc/nccl.conf", "NCCL_LL128_BUFFSIZE=4194304\n");
   weft::test::LogCapture capture(log::Level::kWarn);
   auto p = Policy::load(t.inputs({{"NCCL_MAX_NCHANELS", "4"}, {"NCCL_IB_QPS_PER_CONNECTION", "2"},
                                   {"WEFT_CORPUS_DIR", "/x"}, {"WEFT_NET_FALLBAK", "deny"}}));
@@ -281,7 +281,7 @@ TEST_F(LoaderTest, UnknownNcclVariablesAreOneWarnLine) {
   EXPECT_NE(warns[0].find("Ignoring settings weft does not read: NCCL_IB_QPS_PER_CONNECTION (env), "
                           "NCCL_MAX_NCHANELS (env; did you mean NCCL_MAX_NCHANNELS?), "
                           "WEFT_NET_FALLBAK (env; did you mean WEFT_NET_FALLBACK?), "
-                          "NCCL_BUFFSIZE (" + t.etc() + "/nccl.conf:1:1)"),
+                          "NCCL_LL128_BUFFSIZE (" + t.etc() + "/nccl.conf:1:1)"),
             std::string::npos)
       << warns[0];
   EXPECT_EQ(warns[0].find("WEFT_CORPUS_DIR"), std::string::npos);  // not a setting, not a misspelling

@@ -1,0 +1,426 @@
+#include "core/runtime/bootstrap.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "core/base/log.h"
+#include "core/base/strings.h"
+#include "core/runtime/interfaces.h"
+
+namespace weft::runtime {
+
+namespace {
+
+// What a rank tells the root, and what the root answers (one connection each way).
+struct RootRecord {
+  int32_t rank;
+  int32_t nranks;
+  SockAddr reply;  // where this rank waits for the root's answer
+  SockAddr ring;   // where its ring predecessor connects
+};
+struct RootReply {
+  int32_t status;  // a weft Code; 0: `next` is valid
+  SockAddr next;
+  char message[472];
+};
+
+// Every rank's ring connection starts with this after the handshake.
+struct RingHello {
+  int32_t rank;
+  int32_t kind;  // 0: data ring, 1: watch ring
+};
+
+struct P2pHeader {
+  int32_t rank;
+  uint32_t tag;
+  uint64_t size;
+};
+
+// "3, 5-7" for the sorted ranks.
+std::string rankRanges(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? std::to_string(ranks[i]) : strprintf("%d-%d", ranks[i], ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+class RootRegistry {
+ public:
+  struct Entry {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> stop;
+  };
+  ~RootRegistry() {
+    std::map<uint64_t, Entry> all;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      all.swap(entries_);
+    }
+    for (auto& [magic, e] : all) {
+      e.stop->store(true);
+      if (e.thread.joinable()) e.thread.join();
+    }
+  }
+  void add(uint64_t magic, Entry e) {
+    std::optional<Entry> old;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = entries_.find(magic);
+      if (it != entries_.end()) {
+        old = std::move(it->second);
+        entries_.erase(it);
+      }
+      entries_.emplace(magic, std::move(e));
+    }
+    if (old && old->thread.joinable()) {
+      old->stop->store(true);
+      old->thread.join();
+    }
+  }
+  void join(uint64_t magic) {
+    std::optional<Entry> e;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = entries_.find(magic);
+      if (it == entries_.end()) return;
+      e = std::move(it->second);
+      entries_.erase(it);
+    }
+    if (e->thread.joinable()) e->thread.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<uint64_t, Entry> entries_;
+};
+
+RootRegistry& roots() {
+  static RootRegistry r;
+  return r;
+}
+
+void replyAll(const std::vector<RootRecord>& arrived, const std::vector<std::optional<RootRecord>>& byRank,
+              uint64_t magic, Code code, const std::string& message, const std::atomic<bool>* stop) {
+  int n = static_cast<int>(byRank.size());
+  for (const RootRecord& r : arrived) {
+    RootReply reply{};
+    reply.status = static_cast<int32_t>(code);
+    if (code == Code::kSuccess) reply.next = byRank[static_cast<size_t>((r.rank + 1) % n)]->ring;
+    std::snprintf(reply.message, sizeof(reply.message), "%s", message.c_str());
+    Deadline dl = Deadline::in(std::chrono::seconds(10), stop, "sending the bootstrap root's answer to rank " +
+                                                                   std::to_string(r.rank));
+    auto fd = connectTo(r.reply, magic, SocketType::kBootstrap, dl);
+    if (!fd.isOk() || !sendAll(fd->get(), &reply, sizeof(reply), dl, r.reply.str()).isOk())
+      WEFT_INFO(log::kBootstrap, "Bootstrap Root : could not answer rank %d at %s", r.rank, r.reply.str().c_str());
+  }
+}
+
+void rootMain(Fd listen, uint64_t magic, std::chrono::steady_clock::time_point until,
+              std::shared_ptr<std::atomic<bool>> stop, std::chrono::milliseconds timeout) {
+  std::vector<RootRecord> arrived;
+  std::vector<std::optional<RootRecord>> byRank;
+  int count = 0;
+  Code code = Code::kSuccess;
+  std::string error;
+  Deadline dl;
+  dl.at = until;
+  dl.abort = stop.get();
+  dl.what = "waiting for ranks at the bootstrap root";
+  for (;;) {
+    auto fd = acceptFrom(listen.get(), magic, SocketType::kBootstrap, dl);
+    if (!fd.isOk()) {
+      if (stop->load()) return;
+      std::vector<int> missing;
+      for (size_t r = 0; r < byRank.size(); ++r)
+        if (!byRank[r]) missing.push_back(static_cast<int>(r));
+      code = Code::kSystemError;
+      error = strprintf("init timed out after %lld s (WEFT_INIT_TIMEOUT): %d of %zu ranks reached the bootstrap root; "
+                        "ranks %s never arrived",
+                        static_cast<long long>(timeout.count() / 1000), count, byRank.size(),
+                        rankRanges(missing).c_str());
+      break;
+    }
+    RootRecord r{};
+    Deadline readDl = Deadline::in(std::chrono::seconds(5), stop.get(), "reading a rank's record at the root");
+    if (!recvAll(fd->get(), &r, sizeof(r), readDl, "a rank").isOk()) continue;
+    if (byRank.empty()) {
+      if (r.nranks < 1) continue;
+      byRank.resize(static_cast<size_t>(r.nranks));
+    }
+    arrived.push_back(r);
+    if (r.nranks != static_cast<int>(byRank.size())) {
+      code = Code::kInvalidUsage;
+      error = strprintf("Bootstrap Root : mismatch in info from procs: rank %d says nranks is %d, other ranks said %zu",
+                        r.rank, r.nranks, byRank.size());
+      break;
+    }
+    if (r.rank < 0 || r.rank >= r.nranks) {
+      code = Code::kInvalidUsage;
+      error = strprintf("Bootstrap Root : rank %d is out of range 0..%d", r.rank, r.nranks - 1);
+      break;
+    }
+    if (byRank[static_cast<size_t>(r.rank)]) {
+      code = Code::kInvalidUsage;
+      error = strprintf("Bootstrap Root : rank %d of %d has already checked in (the same rank twice)", r.rank, r.nranks);
+      break;
+    }
+    byRank[static_cast<size_t>(r.rank)] = r;
+    if (++count == r.nranks) break;
+  }
+  if (code != Code::kSuccess) WEFT_WARN("%s", error.c_str());
+  replyAll(arrived, byRank, magic, code, error, stop.get());
+}
+
+}  // namespace
+
+Result<BootstrapHandle> startRoot(const SockAddr& addr, uint64_t magic, std::chrono::milliseconds timeout) {
+  BootstrapHandle h;
+  h.magic = magic;
+  WEFT_ASSIGN_OR_RETURN(Fd listen, listenOn(addr, &h.addr));
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  auto until = std::chrono::steady_clock::now() + timeout;
+  RootRegistry::Entry e;
+  e.stop = stop;
+  e.thread = std::thread(rootMain, std::move(listen), magic, until, stop, timeout);
+  roots().add(magic, std::move(e));
+  return h;
+}
+
+void joinRoot(uint64_t magic) { roots().join(magic); }
+
+Result<SockAddr> bootstrapAddress(const config::Settings& settings, const SockAddr* root) {
+  static std::mutex mutex;
+  static std::optional<SockAddr> cached;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cached) return *cached;
+  InterfaceChoice choice;
+  choice.ifname = settings.interfaceList("NCCL_SOCKET_IFNAME");
+  std::string fam = settings.string("NCCL_SOCKET_FAMILY");
+  choice.family = fam == "AF_INET" ? AF_INET : fam == "AF_INET6" ? AF_INET6 : 0;
+  if (root != nullptr) choice.root = *root;
+  WEFT_ASSIGN_OR_RETURN(Interface itf, findInterface(choice, listInterfaces()));
+  WEFT_INFO(log::kBootstrap | log::kInit, "Bootstrap: Using %s:%s", itf.name.c_str(), itf.addr.str().c_str());
+  cached = itf.addr;
+  return itf.addr;
+}
+
+Result<std::unique_ptr<Bootstrap>> Bootstrap::init(const BootstrapHandle& handle, const SockAddr& local, int rank,
+                                                   int nranks, const Deadline& deadline) {
+  std::unique_ptr<Bootstrap> b(new Bootstrap());
+  b->rank_ = rank;
+  b->nranks_ = nranks;
+  b->magic_ = handle.magic;
+  SockAddr ringAddr;
+  SockAddr replyAddr;
+  SockAddr p2pAddr;
+  WEFT_ASSIGN_OR_RETURN(b->ringListen_, listenOn(local, &ringAddr));
+  WEFT_ASSIGN_OR_RETURN(b->p2pListen_, listenOn(local, &p2pAddr));
+  WEFT_ASSIGN_OR_RETURN(Fd replyListen, listenOn(local, &replyAddr));
+
+  {
+    Deadline dl = deadline;
+    dl.what = "connecting to the bootstrap root at " + handle.addr.str();
+    WEFT_ASSIGN_OR_RETURN(Fd root, connectTo(handle.addr, handle.magic, SocketType::kBootstrap, dl));
+    RootRecord rec{rank, nranks, replyAddr, ringAddr};
+    WEFT_TRY(sendAll(root.get(), &rec, sizeof(rec), dl, "the bootstrap root"));
+  }
+  RootReply reply{};
+  {
+    Deadline dl = deadline;
+    dl.what = "waiting for the bootstrap root at " + handle.addr.str() + " to hear from all " +
+              std::to_string(nranks) + " ranks";
+    WEFT_ASSIGN_OR_RETURN(Fd fd, acceptFrom(replyListen.get(), handle.magic, SocketType::kBootstrap, dl));
+    WEFT_TRY(recvAll(fd.get(), &reply, sizeof(reply), dl, "the bootstrap root"));
+  }
+  reply.message[sizeof(reply.message) - 1] = '\0';
+  if (reply.status != 0) return Status(static_cast<Code>(reply.status), reply.message);
+
+  int prev = (rank - 1 + nranks) % nranks;
+  int next = (rank + 1) % nranks;
+  if (nranks > 1) {
+    Deadline dl = deadline;
+    dl.what = strprintf("connecting the bootstrap ring (rank %d -> %d)", rank, next);
+    for (int kind = 0; kind < 2; ++kind) {
+      WEFT_ASSIGN_OR_RETURN(Fd fd, connectTo(reply.next, handle.magic, SocketType::kBootstrap, dl));
+      RingHello hello{rank, kind};
+      WEFT_TRY(sendAll(fd.get(), &hello, sizeof(hello), dl, reply.next.str()));
+      (kind == 0 ? b->next_ : b->watchNext_) = std::move(fd);
+    }
+    dl.what = strprintf("waiting for rank %d to connect the bootstrap ring", prev);
+    for (int i = 0; i < 2; ++i) {
+      WEFT_ASSIGN_OR_RETURN(Fd fd, acceptFrom(b->ringListen_.get(), handle.magic, SocketType::kBootstrap, dl));
+      RingHello hello{};
+      WEFT_TRY(recvAll(fd.get(), &hello, sizeof(hello), dl, "the ring predecessor"));
+      if (hello.rank != prev || (hello.kind != 0 && hello.kind != 1))
+        return internalError(strprintf("bootstrap ring: rank %d expected its predecessor %d, got rank %d (kind %d)",
+                                       rank, prev, hello.rank, hello.kind));
+      Fd& slot = hello.kind == 0 ? b->prev_ : b->watchPrev_;
+      if (slot.valid()) return internalError("bootstrap ring: two connections of one kind from rank " + std::to_string(prev));
+      slot = std::move(fd);
+    }
+  }
+  b->p2pAddrs_.resize(static_cast<size_t>(nranks));
+  b->p2pAddrs_[static_cast<size_t>(rank)] = p2pAddr;
+  Deadline dl = deadline;
+  dl.what = "exchanging bootstrap addresses";
+  WEFT_TRY(b->allgather(b->p2pAddrs_.data(), sizeof(SockAddr), dl));
+  return b;
+}
+
+Bootstrap::~Bootstrap() { stopWatch(); }
+
+Status Bootstrap::allgather(void* data, size_t size, const Deadline& deadline) {
+  char* d = static_cast<char*>(data);
+  int n = nranks_;
+  for (int s = 0; s < n - 1; ++s) {
+    int sendSlice = (rank_ - s + n) % n;
+    int recvSlice = (rank_ - s - 1 + n) % n;
+    WEFT_TRY(sendRecv(next_.get(), d + static_cast<size_t>(sendSlice) * size, size, prev_.get(),
+                      d + static_cast<size_t>(recvSlice) * size, size, deadline,
+                      "rank " + std::to_string((rank_ + 1) % n), "rank " + std::to_string((rank_ - 1 + n) % n)));
+  }
+  return Status::ok();
+}
+
+Status Bootstrap::barrier(const Deadline& deadline) {
+  std::vector<char> bytes(static_cast<size_t>(nranks_), 0);
+  return allgather(bytes.data(), 1, deadline);
+}
+
+Status Bootstrap::send(int peer, uint32_t tag, const void* data, size_t size, const Deadline& deadline) {
+  if (peer < 0 || peer >= nranks_) return invalidArgument(strprintf("bootstrap send to rank %d of %d", peer, nranks_));
+  WEFT_ASSIGN_OR_RETURN(Fd fd, connectTo(p2pAddrs_[static_cast<size_t>(peer)], magic_, SocketType::kBootstrap, deadline));
+  P2pHeader h{rank_, tag, size};
+  std::string who = "rank " + std::to_string(peer);
+  WEFT_TRY(sendAll(fd.get(), &h, sizeof(h), deadline, who));
+  return sendAll(fd.get(), data, size, deadline, who);
+}
+
+Status Bootstrap::recv(int peer, uint32_t tag, std::vector<char>& out, const Deadline& deadline) {
+  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+    if (it->peer == peer && it->tag == tag) {
+      out = std::move(it->data);
+      unexpected_.erase(it);
+      return Status::ok();
+    }
+  }
+  for (;;) {
+    WEFT_ASSIGN_OR_RETURN(Fd fd, acceptFrom(p2pListen_.get(), magic_, SocketType::kBootstrap, deadline));
+    P2pHeader h{};
+    WEFT_TRY(recvAll(fd.get(), &h, sizeof(h), deadline, "a bootstrap peer"));
+    if (h.size > (uint64_t{1} << 32)) return internalError(strprintf("bootstrap message of %llu bytes from rank %d",
+                                                                     static_cast<unsigned long long>(h.size), h.rank));
+    std::vector<char> data(h.size);
+    WEFT_TRY(recvAll(fd.get(), data.data(), data.size(), deadline, "rank " + std::to_string(h.rank)));
+    if (h.rank == peer && h.tag == tag) {
+      out = std::move(data);
+      return Status::ok();
+    }
+    unexpected_.push_back({h.rank, h.tag, std::move(data)});
+  }
+}
+
+void Bootstrap::startWatch(std::function<void(int, const std::string&)> onFailure) {
+  if (nranks_ < 2) return;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return;
+  stopPipeRead_ = Fd(p[0]);
+  stopPipeWrite_ = Fd(p[1]);
+  onFailure_ = std::move(onFailure);
+  watchStopped_ = false;
+  watch_ = std::thread([this] { watchLoop(); });
+}
+
+void Bootstrap::sendWatch(char kind, int failedRank) {
+  char msg[5];
+  msg[0] = kind;
+  std::memcpy(msg + 1, &failedRank, 4);
+  std::lock_guard<std::mutex> lock(watchMutex_);
+  for (Fd* fd : {&watchNext_, &watchPrev_})
+    if (fd->valid()) (void)::send(fd->get(), msg, sizeof(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void Bootstrap::goodbye() {
+  if (!failed_.load()) sendWatch('B', rank_);
+}
+
+void Bootstrap::fail(int failedRank) {
+  if (!failed_.exchange(true)) sendWatch('F', failedRank);
+}
+
+void Bootstrap::stopWatch() {
+  if (watch_.joinable()) {
+    char c = 0;
+    (void)::write(stopPipeWrite_.get(), &c, 1);
+    watch_.join();
+  }
+}
+
+void Bootstrap::watchLoop() {
+  int n = nranks_;
+  int neighbour[2] = {(rank_ + 1) % n, (rank_ - 1 + n) % n};
+  bool open[2] = {true, true};
+  char buf[2][5];
+  size_t got[2] = {0, 0};
+  for (;;) {
+    pollfd fds[3] = {{stopPipeRead_.get(), POLLIN, 0},
+                     {open[0] ? watchNext_.get() : -1, POLLIN, 0},
+                     {open[1] ? watchPrev_.get() : -1, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[0].revents != 0) return;
+    for (int side = 0; side < 2; ++side) {
+      if (!open[side] || fds[side + 1].revents == 0) continue;
+      ssize_t r = ::recv(fds[side + 1].fd, buf[side] + got[side], 5 - got[side], MSG_DONTWAIT);
+      if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      int failedRank = -1;
+      std::string text;
+      if (r <= 0) {
+        failedRank = neighbour[side];
+        text = strprintf("rank %d closed its bootstrap connection to rank %d without a goodbye (the process died or "
+                         "was killed)", failedRank, rank_);
+      } else if ((got[side] += static_cast<size_t>(r)) == 5) {
+        got[side] = 0;
+        int who = 0;
+        std::memcpy(&who, buf[side] + 1, 4);
+        if (buf[side][0] == 'B') {
+          open[side] = false;  // an orderly close: nothing more to watch on that side
+          continue;
+        }
+        failedRank = who;
+        text = strprintf("rank %d failed or aborted (passed on by rank %d)", who, neighbour[side]);
+      } else {
+        continue;
+      }
+      if (!failed_.exchange(true)) {
+        // Pass it on to the other neighbour, then report it here.
+        char msg[5];
+        msg[0] = 'F';
+        std::memcpy(msg + 1, &failedRank, 4);
+        {
+          std::lock_guard<std::mutex> lock(watchMutex_);
+          Fd& other = side == 0 ? watchPrev_ : watchNext_;
+          if (open[1 - side] && other.valid()) (void)::send(other.get(), msg, sizeof(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+        if (onFailure_) onFailure_(failedRank, text);
+      }
+      return;
+    }
+    if (!open[0] && !open[1]) return;
+  }
+}
+
+}  // namespace weft::runtime

@@ -1,0 +1,396 @@
+#include "core/runtime/comm.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "core/base/log.h"
+#include "core/base/strings.h"
+#include "core/runtime/channels.h"
+#include "core/runtime/net.h"
+#include "core/topo/detect_host.h"
+
+namespace weft::runtime {
+
+namespace {
+
+// What a receiving side tells its sender (one bootstrap message per connection).
+struct ConnectInfo {
+  int32_t type;  // 1: SHM, 2: NET
+  int32_t netDev;
+  char shmName[96];
+  char handle[WEFT_NET_HANDLE_MAXSIZE];
+};
+
+uint32_t connectTag(int connIndex, int channel) {
+  return kTagConnect | (static_cast<uint32_t>(connIndex) << 8) | static_cast<uint32_t>(channel);
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+int netDevFor(const Comm& c) { return c.net ? c.localRank % std::max(1, c.net->deviceCount()) : 0; }
+
+struct PendingConnection {
+  ConnectRequest req;
+  std::unique_ptr<ShmRecv> shmRecv;
+  std::unique_ptr<NetRecv> netRecv;
+  std::unique_ptr<ShmSend> shmSend;
+  std::unique_ptr<NetSend> netSend;
+  bool done = false;
+};
+
+Status needNet(const Comm& c, int peer) {
+  if (c.net) return Status::ok();
+  return internalError(strprintf("rank %d needs the network to reach rank %d, but no net plugin was selected", c.rank, peer));
+}
+
+Status createRecvSide(PendingConnection& p, const Deadline& deadline) {
+  Comm& c = *p.req.comm;
+  int peer = p.req.peer;
+  ConnectInfo info{};
+  if (c.useShm(peer)) {
+    WEFT_ASSIGN_OR_RETURN(p.shmRecv, ShmRecv::create(c.stepSize, c.bellOf(peer), peer));
+    info.type = 1;
+    std::snprintf(info.shmName, sizeof(info.shmName), "%s", p.shmRecv->name().c_str());
+  } else {
+    WEFT_TRY(needNet(c, peer));
+    int dev = netDevFor(c);
+    WEFT_ASSIGN_OR_RETURN(p.netRecv, NetRecv::create(*c.net, dev, c.stepSize, peer));
+    info.type = 2;
+    info.netDev = dev;
+    std::memcpy(info.handle, p.netRecv->handle().data(), sizeof(info.handle));
+    WEFT_INFO(log::kInit | log::kNet, "Channel %02d/%d : %d[%d] -> %d[%d] [receive] via NET/%s/%d", p.req.channel,
+              p.req.connIndex, peer, c.peers[static_cast<size_t>(peer)].dev, c.rank, c.dev, c.net->api().name(), dev);
+  }
+  return c.bootstrap->send(peer, connectTag(p.req.connIndex, p.req.channel), &info, sizeof(info), deadline);
+}
+
+Status createSendSide(PendingConnection& p, const Deadline& deadline) {
+  Comm& c = *p.req.comm;
+  int peer = p.req.peer;
+  std::vector<char> bytes;
+  WEFT_TRY(c.bootstrap->recv(peer, connectTag(p.req.connIndex, p.req.channel), bytes, deadline));
+  if (bytes.size() != sizeof(ConnectInfo))
+    return internalError(strprintf("connect info from rank %d has %zu bytes", peer, bytes.size()));
+  ConnectInfo info{};
+  std::memcpy(&info, bytes.data(), sizeof(info));
+  int peerDev = c.peers[static_cast<size_t>(peer)].dev;
+  if (info.type == 1) {
+    info.shmName[sizeof(info.shmName) - 1] = '\0';
+    WEFT_ASSIGN_OR_RETURN(p.shmSend, ShmSend::open(info.shmName, c.stepSize, c.bellOf(peer), peer));
+    WEFT_INFO(log::kInit | log::kShm, "Channel %02d/%d : %d[%d] -> %d[%d] via SHM/direct/direct", p.req.channel,
+              p.req.connIndex, c.rank, c.dev, peer, peerDev);
+  } else if (info.type == 2) {
+    WEFT_TRY(needNet(c, peer));
+    int dev = netDevFor(c);
+    WEFT_ASSIGN_OR_RETURN(p.netSend, NetSend::create(*c.net, dev, info.handle, c.stepSize, peer));
+    WEFT_INFO(log::kInit | log::kNet, "Channel %02d/%d : %d[%d] -> %d[%d] [send] via NET/%s/%d", p.req.channel,
+              p.req.connIndex, c.rank, c.dev, peer, peerDev, c.net->api().name(), dev);
+  } else {
+    return internalError(strprintf("connect info from rank %d names transport %d", peer, info.type));
+  }
+  return Status::ok();
+}
+
+Result<bool> finish(PendingConnection& p) {
+  if (p.shmRecv) return p.shmRecv->finishSetup();
+  if (p.netRecv) return p.netRecv->finishSetup();
+  if (p.netSend) return p.netSend->finishSetup();
+  return true;  // a shared-memory sender is ready once mapped
+}
+
+Status checkStopped(const std::vector<PendingConnection>& pending) {
+  for (const PendingConnection& p : pending)
+    if (p.req.comm->stop.load()) return p.req.comm->stoppedStatus("connecting to rank " + std::to_string(p.req.peer));
+  return Status::ok();
+}
+
+}  // namespace
+
+Comm::~Comm() {
+  if (initThread.joinable()) initThread.join();
+  closeComm(*this);
+}
+
+Bell* Comm::bellOf(int peer) const {
+  const auto& b = peerBells[static_cast<size_t>(peer)];
+  return b ? b->bell() : nullptr;
+}
+
+bool Comm::useShm(int peer) const {
+  const PeerInfo& me = peers[static_cast<size_t>(rank)];
+  const PeerInfo& p = peers[static_cast<size_t>(peer)];
+  return !settings.flag("NCCL_SHM_DISABLE") && me.hostHash == p.hostHash && me.shmDev == p.shmDev &&
+         peerBells[static_cast<size_t>(peer)].has_value();
+}
+
+void Comm::fail(const Status& why, int failedRank) {
+  {
+    std::lock_guard<std::mutex> lock(errorMutex);
+    if (!error.isOk()) return;
+    error = why;
+    state.store(static_cast<int>(why.code()));
+    stop.store(true);
+    for (auto& [k, s] : sends) s->markFailed(failedRank);
+    for (auto& [k, r] : recvs) r->markFailed(failedRank);
+  }
+  WEFT_WARN("comm %p rank %d: %s", static_cast<void*>(this), rank, why.message().c_str());
+  if (bootstrap) bootstrap->fail(failedRank);
+  if (myBell) {
+    myBell->bell()->seq.fetch_add(1);
+    ringBell(myBell->bell());
+  }
+}
+
+Status Comm::stoppedStatus(const std::string& what) {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  if (!error.isOk()) return error;
+  return Status(Code::kSystemError, strprintf("communicator aborted (weft_comm_abort) while %s", what.c_str()));
+}
+
+Status connectAll(const std::vector<ConnectRequest>& requests) {
+  std::vector<PendingConnection> pending;
+  for (const ConnectRequest& r : requests) pending.push_back({r, nullptr, nullptr, nullptr, nullptr, false});
+  auto deadlineOf = [](const PendingConnection& p) {
+    return p.req.comm->opDeadline(strprintf("connecting rank %d to rank %d", p.req.comm->rank, p.req.peer));
+  };
+  for (PendingConnection& p : pending)
+    if (!p.req.send) WEFT_TRY(createRecvSide(p, deadlineOf(p)));
+  for (PendingConnection& p : pending)
+    if (p.req.send) WEFT_TRY(createSendSide(p, deadlineOf(p)));
+  for (size_t left = pending.size(), spins = 0; left > 0; ++spins) {
+    for (PendingConnection& p : pending) {
+      if (p.done) continue;
+      WEFT_ASSIGN_OR_RETURN(p.done, finish(p));
+      if (p.done) --left;
+    }
+    if (left == 0) break;
+    WEFT_TRY(checkStopped(pending));
+    if (spins > 100) std::this_thread::sleep_for(std::chrono::microseconds(spins > 1000 ? 1000 : 50));
+  }
+  for (PendingConnection& p : pending) {
+    Comm& c = *p.req.comm;
+    Comm::Key k{p.req.connIndex, p.req.channel, p.req.peer};
+    std::lock_guard<std::mutex> lock(c.errorMutex);
+    if (p.shmRecv) c.recvs[k] = std::move(p.shmRecv);
+    if (p.netRecv) c.recvs[k] = std::move(p.netRecv);
+    if (p.shmSend) c.sends[k] = std::move(p.shmSend);
+    if (p.netSend) c.sends[k] = std::move(p.netSend);
+  }
+  return Status::ok();
+}
+
+namespace {
+
+Status exchangePeers(Comm& c, const Deadline& dl) {
+  PeerInfo me;
+  me.rank = c.rank;
+  me.pid = static_cast<int32_t>(getpid());
+  me.emulated = c.mode == DeviceMode::kEmulated ? 1 : 0;
+  std::string hostId = c.settings.string("NCCL_HOSTID");
+  me.hostHash = topo::hostHash(c.settings.isSet("NCCL_HOSTID") ? &hostId : nullptr);
+  struct stat st{};
+  if (stat("/dev/shm", &st) == 0) me.shmDev = static_cast<uint64_t>(st.st_dev);
+  if (c.mode == DeviceMode::kEmulated) me.topoHash = topo::ncclStringHash(c.settings.string("NCCL_TOPO_FILE"));
+  WEFT_ASSIGN_OR_RETURN(BellSegment bell, BellSegment::create());
+  std::snprintf(me.bellName, sizeof(me.bellName), "%s", bell.name().c_str());
+  c.myBell = std::move(bell);
+  c.peers.assign(static_cast<size_t>(c.nranks), PeerInfo{});
+  c.peers[static_cast<size_t>(c.rank)] = me;
+  WEFT_TRY(c.bootstrap->allgather(c.peers.data(), sizeof(PeerInfo), dl));
+  for (const PeerInfo& p : c.peers) {
+    if (p.emulated != me.emulated)
+      return invalidUsage(strprintf("rank %d %s NCCL_TOPO_FILE but rank %d %s: set it on every rank or on none", c.rank,
+                                    me.emulated ? "emulates GPUs from" : "runs without", p.rank,
+                                    p.emulated ? "does" : "does not"));
+  }
+  return Status::ok();
+}
+
+void placeRanks(Comm& c) {
+  std::vector<uint64_t> hosts;
+  c.rankNode.assign(static_cast<size_t>(c.nranks), 0);
+  for (int r = 0; r < c.nranks; ++r) {
+    uint64_t h = c.peers[static_cast<size_t>(r)].hostHash;
+    auto it = std::find(hosts.begin(), hosts.end(), h);
+    if (it == hosts.end()) {
+      hosts.push_back(h);
+      it = hosts.end() - 1;
+    }
+    c.rankNode[static_cast<size_t>(r)] = static_cast<int>(it - hosts.begin());
+  }
+  c.nNodes = static_cast<int>(hosts.size());
+  c.node = c.rankNode[static_cast<size_t>(c.rank)];
+  c.localRank = 0;
+  c.localRanks = 0;
+  for (int r = 0; r < c.nranks; ++r) {
+    if (c.rankNode[static_cast<size_t>(r)] != c.node) continue;
+    if (r < c.rank) ++c.localRank;
+    ++c.localRanks;
+  }
+}
+
+Status mapBells(Comm& c, const Deadline& dl) {
+  c.peerBells.clear();
+  c.peerBells.resize(static_cast<size_t>(c.nranks));
+  const PeerInfo& me = c.peers[static_cast<size_t>(c.rank)];
+  for (int r = 0; r < c.nranks; ++r) {
+    const PeerInfo& p = c.peers[static_cast<size_t>(r)];
+    if (p.hostHash != me.hostHash || p.shmDev != me.shmDev) continue;
+    if (r == c.rank) continue;
+    auto bell = BellSegment::open(std::string(p.bellName, strnlen(p.bellName, sizeof(p.bellName))));
+    if (bell.isOk()) c.peerBells[static_cast<size_t>(r)] = std::move(bell).value();
+    else WEFT_INFO(log::kInit | log::kShm, "rank %d cannot map rank %d's bell (%s): shared memory off between them",
+                   c.rank, r, bell.status().message().c_str());
+  }
+  // Once every local peer mapped it, this rank's bell leaves /dev/shm.
+  WEFT_TRY(c.bootstrap->barrier(dl));
+  c.myBell->unlink();
+  return Status::ok();
+}
+
+Status selectNetIfNeeded(Comm& c) {
+  bool needed = false;
+  for (int r = 0; r < c.nranks && !needed; ++r)
+    if (r != c.rank && !c.useShm(r)) needed = true;
+  if (!needed) return Status::ok();
+  config::Settings s = c.settings;
+  if (!c.options.netName.empty()) WEFT_TRY(s.set("NCCL_NET", c.options.netName));
+  WEFT_ASSIGN_OR_RETURN(c.net, plugin::selectNet(s, plugin::NetLoaderOptions{}, c.commHash));
+  WEFT_INFO(log::kInit | log::kNet, "Using network %s", c.net->api().name());
+  if (c.mode == DeviceMode::kEmulated)
+    WEFT_INFO(log::kInit | log::kNet, "NET devices of NCCL_TOPO_FILE map to %s device (local rank mod %d): rank %d uses "
+              "device %d", c.net->api().name(), c.net->deviceCount(), c.rank, netDevFor(c));
+  return Status::ok();
+}
+
+Status connectRings(Comm& c) {
+  std::vector<ConnectRequest> reqs;
+  for (int ch = 0; ch < c.channels.nChannels; ++ch) {
+    int next = c.channels.ringNextOf(ch, c.rank);
+    int prev = c.channels.ringPrevOf(ch, c.rank);
+    if (next == c.rank) continue;  // one rank: nothing to connect
+    reqs.push_back({&c, 0, ch, prev, false});
+    reqs.push_back({&c, 0, ch, next, true});
+  }
+  WEFT_TRY(connectAll(reqs));
+  WEFT_INFO(log::kInit, "Connected all rings");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
+  auto t0 = std::chrono::steady_clock::now();
+  log::ScopedDevice logAsRank(rank);  // the device is known after the peers' exchange
+  c.rank = rank;
+  c.nranks = nranks;
+  c.mode = c.settings.isSet("NCCL_TOPO_FILE") ? DeviceMode::kEmulated : DeviceMode::kCpu;
+  c.stepSize = static_cast<size_t>(c.settings.integer("NCCL_BUFFSIZE")) / kSteps;
+  c.commHash = topo::ncclStringHash(std::string_view(reinterpret_cast<const char*>(&handle), sizeof(handle)));
+  WEFT_INFO(log::kInit, "ncclCommInitRank comm %p rank %d nranks %d - Init START", static_cast<void*>(&c), rank, nranks);
+  auto timeout = std::chrono::seconds(c.settings.integer("WEFT_INIT_TIMEOUT"));
+  Deadline dl = Deadline::in(timeout, &c.stop, strprintf("initializing rank %d of %d", rank, nranks));
+
+  std::optional<SockAddr> commId;
+  if (c.settings.isSet("NCCL_COMM_ID")) {
+    WEFT_ASSIGN_OR_RETURN(SockAddr a, parseHostPort(c.settings.string("NCCL_COMM_ID")));
+    commId = a;
+  }
+  WEFT_ASSIGN_OR_RETURN(SockAddr local, bootstrapAddress(c.settings, commId ? &*commId : nullptr));
+  if (commId && rank == 0 && handle.magic == kNcclCommIdMagic) {
+    WEFT_TRY_CTX(startRoot(*commId, handle.magic, timeout).takeStatus(), "starting the bootstrap root at NCCL_COMM_ID");
+    c.rootMagic = handle.magic;
+  }
+  WEFT_ASSIGN_OR_RETURN(c.bootstrap, Bootstrap::init(handle, local, rank, nranks, dl));
+  c.bootstrap->startWatch([&c](int failed, const std::string& text) { c.fail(remoteError(text), failed); });
+  double tBootstrap = secondsSince(t0);
+
+  WEFT_TRY(exchangePeers(c, dl));
+  placeRanks(c);
+  std::optional<int64_t> dev = c.settings.integerIfSet("WEFT_DEVICE");
+  c.dev = c.options.device >= 0 ? c.options.device : dev ? static_cast<int>(*dev) : c.localRank;
+  c.peers[static_cast<size_t>(rank)].dev = c.dev;
+  log::ScopedDevice logAsDevice(c.dev);
+  WEFT_INFO(log::kInit, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0", static_cast<void*>(&c),
+            rank, nranks, c.nNodes, c.localRanks, c.localRank);
+  WEFT_TRY(mapBells(c, dl));
+  // The devices others play (after WEFT_DEVICE) travel with the next allgather's neighbours:
+  // gather them now, small and once.
+  std::vector<int32_t> devs(static_cast<size_t>(nranks));
+  devs[static_cast<size_t>(rank)] = c.dev;
+  WEFT_TRY(c.bootstrap->allgather(devs.data(), sizeof(int32_t), dl));
+  for (int r = 0; r < nranks; ++r) c.peers[static_cast<size_t>(r)].dev = devs[static_cast<size_t>(r)];
+  double tAllgather = secondsSince(t0) - tBootstrap;
+
+  WEFT_TRY(selectNetIfNeeded(c));
+  auto tTopo = std::chrono::steady_clock::now();
+  WEFT_TRY(buildChannels(c));
+  double topoSeconds = secondsSince(tTopo);
+  auto tConn = std::chrono::steady_clock::now();
+  WEFT_TRY(connectRings(c));
+  double connSeconds = secondsSince(tConn);
+  if (c.rootMagic != 0) joinRoot(c.rootMagic);
+  double total = secondsSince(t0);
+  WEFT_INFO(log::kInit, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId 0 commId 0x%llx - Init COMPLETE",
+            static_cast<void*>(&c), rank, nranks, c.dev, c.dev, static_cast<unsigned long long>(c.commHash));
+  WEFT_INFO(log::kInit, "Init timings - ncclCommInitRank: rank %d nranks %d total %.2f (kernels 0.00, alloc 0.00, "
+            "bootstrap %.2f, allgathers %.2f, topo %.2f, graphs 0.00, connections %.2f, rest %.2f)",
+            rank, nranks, total, tBootstrap, tAllgather, topoSeconds, connSeconds,
+            std::max(0.0, total - tBootstrap - tAllgather - topoSeconds - connSeconds));
+  return Status::ok();
+}
+
+void closeComm(Comm& c) {
+  if (c.bootstrap) {
+    if (!c.stop.load()) c.bootstrap->goodbye();
+    c.bootstrap->stopWatch();
+  }
+  std::lock_guard<std::mutex> lock(c.errorMutex);
+  c.sends.clear();
+  c.recvs.clear();
+  c.net.reset();
+  c.peerBells.clear();
+}
+
+Result<std::optional<SplitPlan>> planSplit(Comm& parent, int color, int key) {
+  struct ColorKey {
+    int32_t color, key;
+  };
+  std::vector<ColorKey> all(static_cast<size_t>(parent.nranks));
+  all[static_cast<size_t>(parent.rank)] = {color, key};
+  Deadline dl = parent.opDeadline("splitting the communicator");
+  WEFT_TRY(parent.bootstrap->allgather(all.data(), sizeof(ColorKey), dl));
+  if (color < 0) return std::optional<SplitPlan>();
+  std::vector<int> members;
+  for (int r = 0; r < parent.nranks; ++r)
+    if (all[static_cast<size_t>(r)].color == color) members.push_back(r);
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+    return all[static_cast<size_t>(a)].key < all[static_cast<size_t>(b)].key;
+  });
+  SplitPlan plan;
+  plan.nranks = static_cast<int>(members.size());
+  plan.rank = static_cast<int>(std::find(members.begin(), members.end(), parent.rank) - members.begin());
+  auto timeout = std::chrono::seconds(parent.settings.integer("WEFT_INIT_TIMEOUT"));
+  if (plan.rank == 0) {
+    WEFT_ASSIGN_OR_RETURN(SockAddr local, bootstrapAddress(parent.settings, nullptr));
+    WEFT_ASSIGN_OR_RETURN(plan.handle, startRoot(local, randomMagic(), timeout));
+    plan.rootMagic = plan.handle.magic;
+    for (size_t i = 1; i < members.size(); ++i)
+      WEFT_TRY(parent.bootstrap->send(members[i], kTagSplit, &plan.handle, sizeof(plan.handle), dl));
+  } else {
+    std::vector<char> bytes;
+    WEFT_TRY(parent.bootstrap->recv(members[0], kTagSplit, bytes, dl));
+    if (bytes.size() != sizeof(plan.handle))
+      return internalError("split: bad bootstrap handle from rank " + std::to_string(members[0]));
+    std::memcpy(&plan.handle, bytes.data(), sizeof(plan.handle));
+  }
+  return std::optional<SplitPlan>(plan);
+}
+
+}  // namespace weft::runtime

@@ -1,0 +1,141 @@
+// A communicator at run time: its bootstrap, its peers, the channels weft's topology core built
+// for it, and the connections (shared memory or net plugin) that carry data. The C API
+// (core/api/comm_api.cc) is a thin shell over these functions.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/config/settings.h"
+#include "core/connect/connection.h"
+#include "core/plugin/net_loader.h"
+#include "core/runtime/bootstrap.h"
+#include "core/runtime/shm.h"
+#include "core/runtime/transport.h"
+
+namespace weft::runtime {
+
+// What every rank tells the others at init (fixed size: it travels in one allgather).
+struct PeerInfo {
+  int32_t rank = 0;
+  int32_t dev = 0;     // the (emulated) GPU this rank plays
+  int32_t pid = 0;
+  int32_t emulated = 0;  // 1: NCCL_TOPO_FILE devices, 0: CPU endpoints
+  uint64_t hostHash = 0;
+  uint64_t shmDev = 0;   // st_dev of /dev/shm: equal only where segments can be shared
+  uint64_t topoHash = 0; // hash of the topology file's path and size (emulated mode)
+  char bellName[64] = {};
+};
+
+// Where the communicator's channels come from.
+enum class DeviceMode { kEmulated, kCpu };
+
+struct CommOptions {
+  bool blocking = true;
+  int minCTAs = 1;
+  int maxCTAs = 64;
+  std::string netName;  // "" : any
+  int device = -1;      // -1: the rank's index on its host (or WEFT_DEVICE)
+};
+
+class Comm {
+ public:
+  Comm() = default;
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  // Identity
+  int rank = 0;
+  int nranks = 0;
+  int dev = 0;
+  int node = 0;
+  int nNodes = 1;
+  int localRank = 0;
+  int localRanks = 1;
+  uint64_t commHash = 0;
+  CommOptions options;
+  config::Settings settings;
+  DeviceMode mode = DeviceMode::kCpu;
+
+  // Peers
+  std::vector<PeerInfo> peers;
+  std::vector<int> rankNode;       // node of every rank
+  std::unique_ptr<Bootstrap> bootstrap;
+  std::optional<BellSegment> myBell;
+  std::vector<std::optional<BellSegment>> peerBells;  // same-host ranks only
+  std::unique_ptr<plugin::NetInstance> net;
+  size_t stepSize = 512 * 1024;
+
+  // Channels and their connections: [connIndex 0 collectives, 1 p2p][channel][peer].
+  connect::Connection channels;
+  struct Key {
+    int connIndex, channel, peer;
+    bool operator<(const Key& o) const {
+      return connIndex != o.connIndex ? connIndex < o.connIndex : channel != o.channel ? channel < o.channel : peer < o.peer;
+    }
+  };
+  std::map<Key, std::unique_ptr<SendConnection>> sends;
+  std::map<Key, std::unique_ptr<RecvConnection>> recvs;
+
+  // State. `stop` ends every wait (abort, or a failure anywhere); `error` says why.
+  std::atomic<bool> stop{false};
+  std::atomic<bool> aborting{false};
+  std::atomic<int> state{static_cast<int>(Code::kInProgress)};
+  std::mutex errorMutex;
+  Status error;
+  std::thread initThread;
+  std::atomic<int> activeCalls{0};
+  bool finalized = false;
+  uint64_t rootMagic = 0;  // the root this rank started (NCCL_COMM_ID), joined after init
+  void* apiHandle = nullptr;  // the C API's weft_comm_t holding this communicator
+
+  Bell* bellOf(int peer) const;
+  bool sameHost(int peer) const { return peers[static_cast<size_t>(peer)].hostHash == peers[static_cast<size_t>(rank)].hostHash; }
+  bool useShm(int peer) const;
+  // Records the first failure, stops every wait and tells the peers (watch ring, SHM flags).
+  void fail(const Status& why, int failedRank);
+  // The error to return after a wait was stopped: the recorded one, or "aborted".
+  Status stoppedStatus(const std::string& what);
+  Deadline opDeadline(const std::string& what) { return Deadline::never(&stop, what); }
+};
+
+// Init of one rank; runs in the caller's thread (blocking) or the comm's init thread.
+Status initComm(Comm& comm, const BootstrapHandle& handle, int nranks, int rank);
+
+// Creates the connections (connIndex, channel, peer) listed, on every communicator at once: all
+// receive sides first, then all send sides, then every connection is finished together, so one
+// thread can connect several ranks of one communicator (weft_comm_init_all) without deadlock.
+struct ConnectRequest {
+  Comm* comm;
+  int connIndex;
+  int channel;
+  int peer;
+  bool send;
+};
+Status connectAll(const std::vector<ConnectRequest>& requests);
+
+// Split: a collective over `parent` (see weft_comm_split). Returns nullopt for
+// WEFT_SPLIT_NOCOLOR, else the new communicator's bootstrap handle, size and this rank's rank;
+// `rootMagic` is set where this rank started the new root (initComm joins it).
+struct SplitPlan {
+  BootstrapHandle handle;
+  int nranks = 0;
+  int rank = 0;
+  uint64_t rootMagic = 0;
+};
+Result<std::optional<SplitPlan>> planSplit(Comm& parent, int color, int key);
+
+// Orderly teardown (finalize): says goodbye on the watch ring and closes connections.
+void closeComm(Comm& comm);
+
+}  // namespace weft::runtime

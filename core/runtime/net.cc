@@ -1,0 +1,159 @@
+#include "core/runtime/net.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "core/base/strings.h"
+
+namespace weft::runtime {
+
+SlotBuffer::SlotBuffer(size_t bytes) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, bytes) != 0) throw std::bad_alloc();
+  data_ = static_cast<char*>(p);
+}
+
+SlotBuffer::~SlotBuffer() { std::free(data_); }
+
+// ---- receiver ---------------------------------------------------------------------------------
+
+Result<std::unique_ptr<NetRecv>> NetRecv::create(plugin::NetInstance& net, int dev, size_t stepSize, int peerRank) {
+  std::unique_ptr<NetRecv> r(new NetRecv());
+  r->net_ = &net;
+  r->stepSize_ = stepSize;
+  r->peerRank_ = peerRank;
+  WEFT_TRY_CTX(net.api().listen(net.ctx(), dev, r->handle_.data(), &r->listenComm_),
+               strprintf("NET/%s listen on device %d", net.api().name(), dev));
+  return r;
+}
+
+Result<bool> NetRecv::finishSetup() {
+  if (recvComm_ != nullptr) return true;
+  weft_net_device_handle_v11_t* devComm = nullptr;
+  WEFT_TRY_CTX(net_->api().accept(listenComm_, &recvComm_, &devComm),
+               strprintf("NET/%s accept from rank %d", net_->api().name(), peerRank_));
+  if (recvComm_ == nullptr) return false;
+  slots_ = std::make_unique<SlotBuffer>(kSteps * stepSize_);
+  WEFT_TRY_CTX(net_->api().regMr(recvComm_, slots_->data(), kSteps * stepSize_, WEFT_PTR_HOST, &mhandle_),
+               strprintf("NET/%s regMr of the receive buffers", net_->api().name()));
+  (void)net_->api().closeListen(listenComm_);
+  listenComm_ = nullptr;
+  return true;
+}
+
+NetRecv::~NetRecv() {
+  plugin::NetApi& api = net_->api();
+  if (mhandle_ != nullptr) (void)api.deregMr(recvComm_, mhandle_);
+  if (recvComm_ != nullptr) (void)api.closeRecv(recvComm_);
+  if (listenComm_ != nullptr) (void)api.closeListen(listenComm_);
+}
+
+Result<const void*> NetRecv::peek(size_t* bytes, bool* last, int want) {
+  plugin::NetApi& api = net_->api();
+  uint64_t ahead = static_cast<uint64_t>(std::min(want, kSteps));
+  while (posted_ < head_ + ahead) {
+    size_t slot = posted_ % kSteps;
+    void* data = slots_->data() + slot * stepSize_;
+    size_t size = stepSize_;
+    int tag = 0;
+    void* req = nullptr;
+    void* mh = mhandle_;
+    void* ph = nullptr;
+    WEFT_TRY_CTX(api.irecv(recvComm_, 1, &data, &size, &tag, &mh, &ph, &req),
+                 strprintf("NET/%s irecv from rank %d", api.name(), peerRank_));
+    if (req == nullptr) break;  // the plugin is busy: try again later
+    requests_[slot] = req;
+    arrived_[slot] = false;
+    ++posted_;
+  }
+  if (head_ >= posted_) return static_cast<const void*>(nullptr);
+  size_t slot = head_ % kSteps;
+  if (!arrived_[slot]) {
+    int done = 0;
+    int size = 0;
+    WEFT_TRY_CTX(api.test(requests_[slot], &done, &size),
+                 strprintf("NET/%s receiving from rank %d", api.name(), peerRank_));
+    if (!done) return static_cast<const void*>(nullptr);
+    arrived_[slot] = true;
+    sizes_[slot] = static_cast<size_t>(size);
+  }
+  *bytes = sizes_[slot];
+  *last = false;
+  return static_cast<const void*>(slots_->data() + slot * stepSize_);
+}
+
+Status NetRecv::release() {
+  ++head_;
+  return Status::ok();
+}
+
+// ---- sender -----------------------------------------------------------------------------------
+
+Result<std::unique_ptr<NetSend>> NetSend::create(plugin::NetInstance& net, int dev, const char* handle, size_t stepSize,
+                                                 int peerRank) {
+  std::unique_ptr<NetSend> s(new NetSend());
+  s->net_ = &net;
+  s->dev_ = dev;
+  s->stepSize_ = stepSize;
+  s->peerRank_ = peerRank;
+  std::memcpy(s->handle_.data(), handle, s->handle_.size());
+  return s;
+}
+
+Result<bool> NetSend::finishSetup() {
+  if (sendComm_ != nullptr) return true;
+  weft_net_device_handle_v11_t* devComm = nullptr;
+  WEFT_TRY_CTX(net_->api().connect(net_->ctx(), dev_, handle_.data(), &sendComm_, &devComm),
+               strprintf("NET/%s connect to rank %d", net_->api().name(), peerRank_));
+  if (sendComm_ == nullptr) return false;
+  slots_ = std::make_unique<SlotBuffer>(kSteps * stepSize_);
+  WEFT_TRY_CTX(net_->api().regMr(sendComm_, slots_->data(), kSteps * stepSize_, WEFT_PTR_HOST, &mhandle_),
+               strprintf("NET/%s regMr of the send buffers", net_->api().name()));
+  return true;
+}
+
+NetSend::~NetSend() {
+  plugin::NetApi& api = net_->api();
+  if (mhandle_ != nullptr) (void)api.deregMr(sendComm_, mhandle_);
+  if (sendComm_ != nullptr) (void)api.closeSend(sendComm_);
+}
+
+Result<void*> NetSend::acquire() {
+  WEFT_ASSIGN_OR_RETURN(bool idle, drain());
+  (void)idle;
+  if (posted_ - done_ >= kSteps) return static_cast<void*>(nullptr);
+  return static_cast<void*>(slots_->data() + (posted_ % kSteps) * stepSize_);
+}
+
+Status NetSend::post(size_t bytes, bool /*last*/) {
+  sizes_[posted_ % kSteps] = bytes;
+  ++posted_;
+  WEFT_ASSIGN_OR_RETURN(bool idle, drain());
+  (void)idle;
+  return Status::ok();
+}
+
+Result<bool> NetSend::drain() {
+  plugin::NetApi& api = net_->api();
+  while (issued_ < posted_) {
+    size_t slot = issued_ % kSteps;
+    void* req = nullptr;
+    WEFT_TRY_CTX(api.isend(sendComm_, slots_->data() + slot * stepSize_, sizes_[slot], 0, mhandle_, nullptr, &req),
+                 strprintf("NET/%s isend to rank %d", api.name(), peerRank_));
+    if (req == nullptr) break;
+    requests_[slot] = req;
+    ++issued_;
+  }
+  while (done_ < issued_) {
+    int done = 0;
+    int size = 0;
+    WEFT_TRY_CTX(api.test(requests_[done_ % kSteps], &done, &size),
+                 strprintf("NET/%s sending to rank %d", api.name(), peerRank_));
+    if (!done) break;
+    ++done_;
+  }
+  return done_ == posted_;
+}
+
+}  // namespace weft::runtime

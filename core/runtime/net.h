@@ -1,0 +1,90 @@
+// The net transport: one connection of the selected net plugin per channel, peer and direction,
+// its NCCL_STEPS host buffers registered once. The plugin's own calls (listen/connect/accept,
+// isend/irecv/test) are non-blocking; these classes only keep NCCL's slot accounting over them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "core/base/status.h"
+#include "core/plugin/net_loader.h"
+#include "core/runtime/transport.h"
+
+namespace weft::runtime {
+
+// Host memory for the slots, page aligned, freed on destruction.
+class SlotBuffer {
+ public:
+  explicit SlotBuffer(size_t bytes);
+  ~SlotBuffer();
+  SlotBuffer(const SlotBuffer&) = delete;
+  SlotBuffer& operator=(const SlotBuffer&) = delete;
+  char* data() const { return data_; }
+
+ private:
+  char* data_ = nullptr;
+};
+
+class NetRecv : public RecvConnection {
+ public:
+  // Listens on plugin device `dev`; handle() is what the sender needs.
+  static Result<std::unique_ptr<NetRecv>> create(plugin::NetInstance& net, int dev, size_t stepSize, int peerRank);
+  ~NetRecv() override;
+  const std::array<char, WEFT_NET_HANDLE_MAXSIZE>& handle() const { return handle_; }
+  // Accepts (non-blocking); true once connected and the buffers are registered.
+  Result<bool> finishSetup();
+
+  size_t stepSize() const override { return stepSize_; }
+  Result<const void*> peek(size_t* bytes, bool* last, int want) override;
+  bool carriesLast() const override { return false; }
+  Status release() override;
+  void markFailed(int) override {}
+
+ private:
+  plugin::NetInstance* net_ = nullptr;
+  size_t stepSize_ = 0;
+  int peerRank_ = -1;
+  std::array<char, WEFT_NET_HANDLE_MAXSIZE> handle_{};
+  void* listenComm_ = nullptr;
+  void* recvComm_ = nullptr;
+  void* mhandle_ = nullptr;
+  std::unique_ptr<SlotBuffer> slots_;
+  std::array<void*, kSteps> requests_{};
+  std::array<size_t, kSteps> sizes_{};
+  std::array<bool, kSteps> arrived_{};
+  uint64_t posted_ = 0;  // irecv issued
+  uint64_t head_ = 0;    // consumed
+};
+
+class NetSend : public SendConnection {
+ public:
+  static Result<std::unique_ptr<NetSend>> create(plugin::NetInstance& net, int dev, const char* handle,
+                                                 size_t stepSize, int peerRank);
+  ~NetSend() override;
+  // Connects (non-blocking); true once connected and the buffers are registered.
+  Result<bool> finishSetup();
+
+  size_t stepSize() const override { return stepSize_; }
+  Result<void*> acquire() override;
+  Status post(size_t bytes, bool last) override;
+  Result<bool> drain() override;
+  void markFailed(int) override {}
+
+ private:
+  plugin::NetInstance* net_ = nullptr;
+  int dev_ = 0;
+  size_t stepSize_ = 0;
+  int peerRank_ = -1;
+  std::array<char, WEFT_NET_HANDLE_MAXSIZE> handle_{};
+  void* sendComm_ = nullptr;
+  void* mhandle_ = nullptr;
+  std::unique_ptr<SlotBuffer> slots_;
+  std::array<void*, kSteps> requests_{};
+  std::array<size_t, kSteps> sizes_{};
+  uint64_t posted_ = 0;  // filled by the caller
+  uint64_t issued_ = 0;  // isend accepted by the plugin
+  uint64_t done_ = 0;    // completed
+};
+
+}  // namespace weft::runtime

@@ -1,0 +1,238 @@
+#include "core/runtime/p2p.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "core/base/strings.h"
+
+namespace weft::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long an idle loop spins, then yields, before it sleeps: a peer one step behind answers
+// within the spin; ranks that outnumber cores get the CPU through the yields and the sleep.
+constexpr auto kSpinFor = std::chrono::microseconds(20);
+constexpr auto kYieldFor = std::chrono::microseconds(500);
+constexpr auto kBellTimeout = std::chrono::milliseconds(100);  // the abort flag is seen within this
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+Status sizeMismatch(const P2pTask& t, size_t got, size_t expected) {
+  return invalidUsage(strprintf("rank %d receiving %zu bytes from rank %d: got a step of %zu bytes where %zu were expected "
+                                "(the sender's count differs from the receiver's)",
+                                t.comm->rank, t.bytes, t.peer, got, expected));
+}
+
+Result<bool> stepSend(P2pTask& t) {
+  SendConnection& c = *t.sendConn;
+  bool progressed = false;
+  size_t step = c.stepSize();
+  while (t.moved < t.bytes) {
+    WEFT_ASSIGN_OR_RETURN(void* slot, c.acquire());
+    if (slot == nullptr) break;
+    size_t n = std::min(step, t.bytes - t.moved);
+    std::memcpy(slot, t.buf + t.moved, n);
+    t.moved += n;
+    WEFT_TRY(c.post(n, t.moved == t.bytes));
+    progressed = true;
+  }
+  if (t.moved == t.bytes) {
+    WEFT_ASSIGN_OR_RETURN(bool idle, c.drain());
+    if (idle) {
+      t.done = true;
+      progressed = true;
+    }
+  }
+  return progressed;
+}
+
+Result<bool> stepRecv(P2pTask& t) {
+  RecvConnection& c = *t.recvConn;
+  bool progressed = false;
+  size_t step = c.stepSize();
+  while (t.moved < t.bytes) {
+    size_t left = t.bytes - t.moved;
+    int want = static_cast<int>(std::min<size_t>((left + step - 1) / step, kSteps));
+    size_t n = 0;
+    bool last = false;
+    WEFT_ASSIGN_OR_RETURN(const void* slot, c.peek(&n, &last, want));
+    if (slot == nullptr) break;
+    size_t expected = std::min(step, left);
+    if (n != expected || (c.carriesLast() && last != (expected == left))) return sizeMismatch(t, n, expected);
+    std::memcpy(t.buf + t.moved, slot, n);
+    t.moved += n;
+    WEFT_TRY(c.release());
+    progressed = true;
+  }
+  if (t.moved == t.bytes) {
+    t.done = true;
+    progressed = true;
+  }
+  return progressed;
+}
+
+// Pairs each communicator's sends to itself with its receives from itself, in order.
+Status runSelf(std::vector<P2pTask>& tasks) {
+  std::map<Comm*, std::pair<std::vector<size_t>, std::vector<size_t>>> self;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    P2pTask& t = tasks[i];
+    if (t.peer != t.comm->rank) continue;
+    (t.send ? self[t.comm].first : self[t.comm].second).push_back(i);
+  }
+  for (auto& [comm, lists] : self) {
+    auto& [sends, recvs] = lists;
+    if (sends.size() != recvs.size())
+      return invalidUsage(strprintf("rank %d: %s (%zu sends to self, %zu receives from self in this group)", comm->rank,
+                                    sends.size() > recvs.size() ? "Trying to send to self without a matching recv"
+                                                                : "Trying to receive from self without a matching send",
+                                    sends.size(), recvs.size()));
+    for (size_t k = 0; k < sends.size(); ++k) {
+      P2pTask& s = tasks[sends[k]];
+      P2pTask& r = tasks[recvs[k]];
+      if (s.bytes != r.bytes)
+        return invalidUsage(strprintf("rank %d: send to self of %zu bytes matched with a receive of %zu bytes", comm->rank,
+                                      s.bytes, r.bytes));
+      if (s.buf != r.buf) std::memmove(r.buf, s.buf, s.bytes);
+      s.done = r.done = true;
+    }
+  }
+  return Status::ok();
+}
+
+Status connectTasks(std::vector<P2pTask>& tasks) {
+  std::set<std::tuple<Comm*, int, bool>> seen;
+  std::vector<ConnectRequest> reqs;
+  for (P2pTask& t : tasks) {
+    if (t.done) continue;
+    Comm::Key k{1, 0, t.peer};
+    bool have = t.send ? t.comm->sends.count(k) != 0 : t.comm->recvs.count(k) != 0;
+    if (!have && seen.insert({t.comm, t.peer, t.send}).second) reqs.push_back({t.comm, 1, 0, t.peer, t.send});
+  }
+  if (!reqs.empty()) WEFT_TRY(connectAll(reqs));
+  std::map<std::tuple<Comm*, int, bool>, int> lastOn;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    P2pTask& t = tasks[i];
+    if (t.done) continue;
+    Comm::Key k{1, 0, t.peer};
+    if (t.send) t.sendConn = t.comm->sends.at(k).get();
+    else t.recvConn = t.comm->recvs.at(k).get();
+    auto key = std::make_tuple(t.comm, t.peer, t.send);
+    auto it = lastOn.find(key);
+    t.after = it == lastOn.end() ? -1 : it->second;
+    lastOn[key] = static_cast<int>(i);
+  }
+  return Status::ok();
+}
+
+// One pass over the tasks that may move. Errors break the task's communicator.
+Result<bool> progressPass(std::vector<P2pTask>& tasks, size_t& left) {
+  bool any = false;
+  for (P2pTask& t : tasks) {
+    if (t.done || (t.after >= 0 && !tasks[static_cast<size_t>(t.after)].done)) continue;
+    Result<bool> r = t.send ? stepSend(t) : stepRecv(t);
+    if (!r.isOk()) {
+      Status s = std::move(r).takeStatus();
+      if (t.comm->stop.load()) s = t.comm->stoppedStatus(strprintf("%s rank %d", t.send ? "sending to" : "receiving from", t.peer));
+      t.comm->fail(s, s.code() == Code::kRemoteError ? t.peer : t.comm->rank);
+      return s;
+    }
+    any = any || *r;
+    if (t.done) --left;
+  }
+  return any;
+}
+
+Status stoppedAny(std::vector<P2pTask>& tasks) {
+  for (P2pTask& t : tasks)
+    if (!t.done && t.comm->stop.load())
+      return t.comm->stoppedStatus(strprintf("%s rank %d", t.send ? "sending to" : "receiving from", t.peer));
+  return Status::ok();
+}
+
+// The bell to sleep on: that of the one communicator all waiting tasks belong to, when every one
+// of them waits on shared memory (net plugins need polling); else none.
+Bell* sleepBell(const std::vector<P2pTask>& tasks) {
+  Comm* only = nullptr;
+  for (const P2pTask& t : tasks) {
+    if (t.done) continue;
+    if (only != nullptr && only != t.comm) return nullptr;
+    only = t.comm;
+    bool shm = t.send ? t.comm->useShm(t.peer) : t.comm->useShm(t.peer);
+    if (!shm) return nullptr;
+  }
+  return only != nullptr && only->myBell ? only->myBell->bell() : nullptr;
+}
+
+}  // namespace
+
+Result<MemoryKind> memoryKind(const void* /*ptr*/, void* stream) {
+  if (stream != nullptr) return invalidArgument("stream must be NULL: weft moves host memory only in this version");
+  return MemoryKind::kHost;
+}
+
+GroupState& threadGroup() {
+  thread_local GroupState g;
+  return g;
+}
+
+Status runTasks(std::vector<P2pTask>& tasks) {
+  if (tasks.empty()) return Status::ok();
+  for (P2pTask& t : tasks)
+    if (t.comm->stop.load()) return t.comm->stoppedStatus("starting a transfer");
+  WEFT_TRY(runSelf(tasks));
+  WEFT_TRY(connectTasks(tasks));
+  size_t left = 0;
+  for (const P2pTask& t : tasks) left += t.done ? 0 : 1;
+  Clock::time_point idleSince{};
+  bool idle = false;
+  while (left > 0) {
+    WEFT_ASSIGN_OR_RETURN(bool moved, progressPass(tasks, left));
+    if (moved || left == 0) {
+      idle = false;
+      continue;
+    }
+    WEFT_TRY(stoppedAny(tasks));
+    Clock::time_point now = Clock::now();
+    if (!idle) {
+      idle = true;
+      idleSince = now;
+    }
+    auto waited = now - idleSince;
+    if (waited < kSpinFor) {
+      for (int i = 0; i < 16; ++i) cpuRelax();
+    } else if (waited < kYieldFor) {
+      sched_yield();
+    } else if (Bell* bell = sleepBell(tasks)) {
+      Status inner;
+      sleepOnBell(bell, kBellTimeout, [&] {
+        Result<bool> r = progressPass(tasks, left);
+        if (!r.isOk()) {
+          inner = std::move(r).takeStatus();
+          return false;
+        }
+        if (*r) idle = false;
+        return !*r && left > 0;
+      });
+      WEFT_TRY(inner);
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace weft::runtime

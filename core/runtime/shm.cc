@@ -1,0 +1,220 @@
+#include "core/runtime/shm.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/base/strings.h"
+
+namespace weft::runtime {
+
+namespace {
+
+constexpr size_t kCtrlBytes = 4096;  // the control page before the slots
+constexpr uint64_t kLastFlag = uint64_t{1} << 63;
+
+// The control page of a connection. Each side writes only its own words; cache lines apart.
+struct ShmCtrl {
+  alignas(64) std::atomic<uint64_t> tail;  // sender: steps published
+  alignas(64) std::atomic<uint64_t> head;  // receiver: steps consumed (credits)
+  alignas(64) uint64_t sizes[kSteps];      // sender: bytes of each slot's step | kLastFlag
+  alignas(64) std::atomic<int32_t> senderMapped;
+  std::atomic<int32_t> senderFailed;    // rank + 1 of a failure the sender reported, 0: none
+  std::atomic<int32_t> receiverFailed;
+};
+static_assert(sizeof(ShmCtrl) <= kCtrlBytes);
+
+ShmCtrl* ctrlOf(const ShmSegment& s) { return static_cast<ShmCtrl*>(s.data()); }
+char* slotsOf(const ShmSegment& s) { return static_cast<char*>(s.data()) + kCtrlBytes; }
+
+std::atomic<uint64_t> gSegmentCounter{0};
+
+Status peerFailure(int reported, int peerRank) {
+  if (reported - 1 == peerRank)
+    return remoteError(strprintf("rank %d failed or aborted during a shared-memory transfer", peerRank));
+  return remoteError(strprintf("rank %d failed or aborted (reported by rank %d over shared memory)", reported - 1, peerRank));
+}
+
+}  // namespace
+
+Result<ShmSegment> ShmSegment::create(size_t size, const std::string& what) {
+  ShmSegment s;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    s.name_ = strprintf("/weft-%d-%llu-%08llx-%s", static_cast<int>(getpid()),
+                        static_cast<unsigned long long>(gSegmentCounter.fetch_add(1)),
+                        static_cast<unsigned long long>(randomMagic() & 0xffffffffull), what.c_str());
+    int fd = shm_open(s.name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0) return errnoError("shm_open(" + s.name_ + ") in /dev/shm", errno);
+    s.linked_ = true;
+    Fd owner(fd);
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0)
+      return errnoError(strprintf("ftruncate of %s to %zu bytes (is /dev/shm full?)", s.name_.c_str(), size), errno);
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return errnoError("mmap of " + s.name_, errno);
+    s.data_ = p;
+    s.size_ = size;
+    return s;
+  }
+  return systemError("could not find a free /dev/shm name");
+}
+
+Result<ShmSegment> ShmSegment::open(const std::string& name, size_t size) {
+  ShmSegment s;
+  s.name_ = name;
+  int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return errnoError("shm_open(" + name + ") of a peer's segment", errno);
+  Fd owner(fd);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return errnoError("mmap of " + name, errno);
+  s.data_ = p;
+  s.size_ = size;
+  return s;
+}
+
+ShmSegment::~ShmSegment() {
+  unlink();
+  if (data_ != nullptr) munmap(data_, size_);
+}
+
+ShmSegment::ShmSegment(ShmSegment&& o) noexcept
+    : name_(std::move(o.name_)), data_(o.data_), size_(o.size_), linked_(o.linked_) {
+  o.data_ = nullptr;
+  o.linked_ = false;
+}
+
+ShmSegment& ShmSegment::operator=(ShmSegment&& o) noexcept {
+  if (this != &o) {
+    unlink();
+    if (data_ != nullptr) munmap(data_, size_);
+    name_ = std::move(o.name_);
+    data_ = o.data_;
+    size_ = o.size_;
+    linked_ = o.linked_;
+    o.data_ = nullptr;
+    o.linked_ = false;
+  }
+  return *this;
+}
+
+void ShmSegment::unlink() {
+  if (linked_) shm_unlink(name_.c_str());
+  linked_ = false;
+}
+
+Result<BellSegment> BellSegment::create() {
+  BellSegment b;
+  WEFT_ASSIGN_OR_RETURN(b.seg_, ShmSegment::create(sizeof(Bell) < 64 ? 64 : sizeof(Bell), "bell"));
+  new (b.seg_.data()) Bell{};
+  return b;
+}
+
+Result<BellSegment> BellSegment::open(const std::string& name) {
+  BellSegment b;
+  WEFT_ASSIGN_OR_RETURN(b.seg_, ShmSegment::open(name, 64));
+  return b;
+}
+
+void futexWait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::microseconds timeout) {
+  timespec ts{static_cast<time_t>(timeout.count() / 1000000), static_cast<long>((timeout.count() % 1000000) * 1000)};
+  // Shared (not PRIVATE) futex: the word lives in memory mapped by several processes.
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
+}
+
+void ringBell(Bell* bell) {
+  if (bell == nullptr) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (bell->sleepers.load(std::memory_order_seq_cst) == 0) return;
+  bell->seq.fetch_add(1, std::memory_order_seq_cst);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell->seq), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+}
+
+// ---- receiver ---------------------------------------------------------------------------------
+
+Result<std::unique_ptr<ShmRecv>> ShmRecv::create(size_t stepSize, Bell* peerBell, int peerRank) {
+  std::unique_ptr<ShmRecv> r(new ShmRecv());
+  WEFT_ASSIGN_OR_RETURN(r->seg_, ShmSegment::create(kCtrlBytes + kSteps * stepSize, "conn"));
+  new (r->seg_.data()) ShmCtrl{};
+  r->stepSize_ = stepSize;
+  r->peerBell_ = peerBell;
+  r->peerRank_ = peerRank;
+  return r;
+}
+
+Result<bool> ShmRecv::finishSetup() {
+  ShmCtrl* c = ctrlOf(seg_);
+  if (c->senderMapped.load(std::memory_order_acquire) == 0) {
+    if (int f = c->senderFailed.load(); f != 0) return peerFailure(f, peerRank_);
+    return false;
+  }
+  seg_.unlink();
+  return true;
+}
+
+Result<const void*> ShmRecv::peek(size_t* bytes, bool* last, int /*want*/) {
+  ShmCtrl* c = ctrlOf(seg_);
+  if (c->tail.load(std::memory_order_acquire) <= head_) {
+    if (int f = c->senderFailed.load(std::memory_order_relaxed); f != 0) return peerFailure(f, peerRank_);
+    return static_cast<const void*>(nullptr);
+  }
+  size_t slot = head_ % kSteps;
+  uint64_t s = c->sizes[slot];
+  *bytes = static_cast<size_t>(s & ~kLastFlag);
+  *last = (s & kLastFlag) != 0;
+  return static_cast<const void*>(slotsOf(seg_) + slot * stepSize_);
+}
+
+Status ShmRecv::release() {
+  ++head_;
+  ctrlOf(seg_)->head.store(head_, std::memory_order_release);
+  ringBell(peerBell_);
+  return Status::ok();
+}
+
+void ShmRecv::markFailed(int failedRank) {
+  if (seg_.data() == nullptr) return;
+  ctrlOf(seg_)->receiverFailed.store(failedRank + 1);
+  ringBell(peerBell_);
+}
+
+// ---- sender -----------------------------------------------------------------------------------
+
+Result<std::unique_ptr<ShmSend>> ShmSend::open(const std::string& name, size_t stepSize, Bell* peerBell, int peerRank) {
+  std::unique_ptr<ShmSend> s(new ShmSend());
+  WEFT_ASSIGN_OR_RETURN(s->seg_, ShmSegment::open(name, kCtrlBytes + kSteps * stepSize));
+  s->stepSize_ = stepSize;
+  s->peerBell_ = peerBell;
+  s->peerRank_ = peerRank;
+  ctrlOf(s->seg_)->senderMapped.store(1, std::memory_order_release);
+  ringBell(peerBell);
+  return s;
+}
+
+Result<void*> ShmSend::acquire() {
+  ShmCtrl* c = ctrlOf(seg_);
+  if (int f = c->receiverFailed.load(std::memory_order_relaxed); f != 0) return peerFailure(f, peerRank_);
+  if (tail_ - c->head.load(std::memory_order_acquire) >= kSteps) return static_cast<void*>(nullptr);
+  return static_cast<void*>(slotsOf(seg_) + (tail_ % kSteps) * stepSize_);
+}
+
+Status ShmSend::post(size_t bytes, bool last) {
+  ShmCtrl* c = ctrlOf(seg_);
+  c->sizes[tail_ % kSteps] = bytes | (last ? kLastFlag : 0);
+  ++tail_;
+  c->tail.store(tail_, std::memory_order_release);
+  ringBell(peerBell_);
+  return Status::ok();
+}
+
+void ShmSend::markFailed(int failedRank) {
+  if (seg_.data() == nullptr) return;
+  ctrlOf(seg_)->senderFailed.store(failedRank + 1);
+  ringBell(peerBell_);
+}
+
+}  // namespace weft::runtime

@@ -1,0 +1,122 @@
+// The shared-memory transport (NCCL's SHM): the receiver creates a segment in /dev/shm with the
+// control words and NCCL_STEPS slots, the sender maps it by name, and the receiver unlinks it as
+// soon as the sender has it mapped, so a killed job leaves nothing behind. Each rank also owns a
+// bell (a futex word in its own small segment) that its local peers ring when they publish data
+// or return credits while it sleeps: a rank waiting on many connections sleeps on one word.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/base/status.h"
+#include "core/runtime/socket.h"
+#include "core/runtime/transport.h"
+
+namespace weft::runtime {
+
+// A mapped /dev/shm segment; unlinked (if still linked) and unmapped on destruction.
+class ShmSegment {
+ public:
+  static Result<ShmSegment> create(size_t size, const std::string& what);
+  static Result<ShmSegment> open(const std::string& name, size_t size);
+  ShmSegment() = default;
+  ~ShmSegment();
+  ShmSegment(ShmSegment&& o) noexcept;
+  ShmSegment& operator=(ShmSegment&& o) noexcept;
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& name() const { return name_; }
+  void unlink();
+
+ private:
+  std::string name_;
+  void* data_ = nullptr;
+  size_t size_ = 0;
+  bool linked_ = false;
+};
+
+// A rank's bell: ring() wakes it when it sleeps in wait().
+struct Bell {
+  std::atomic<uint32_t> seq;
+  std::atomic<uint32_t> sleepers;
+};
+
+class BellSegment {
+ public:
+  static Result<BellSegment> create();
+  static Result<BellSegment> open(const std::string& name);
+  Bell* bell() const { return static_cast<Bell*>(seg_.data()); }
+  const std::string& name() const { return seg_.name(); }
+  void unlink() { seg_.unlink(); }
+
+ private:
+  ShmSegment seg_;
+};
+
+// Wakes the owner of `bell` if it sleeps. Cheap when it does not.
+void ringBell(Bell* bell);
+// Sleeps on `bell` until rung or `timeout` passes, unless `stillIdle()` turns false after the
+// sleeper has announced itself (no wake-up is ever lost).
+template <typename F>
+void sleepOnBell(Bell* bell, std::chrono::microseconds timeout, F&& stillIdle);
+void futexWait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::microseconds timeout);
+
+// The receiving end. create() makes the segment; the sender opens it by name(); finishSetup()
+// waits for the sender to have mapped it and unlinks it.
+class ShmRecv : public RecvConnection {
+ public:
+  static Result<std::unique_ptr<ShmRecv>> create(size_t stepSize, Bell* peerBell, int peerRank);
+  const std::string& name() const { return seg_.name(); }
+  // True once the sender mapped the segment (then it is unlinked).
+  Result<bool> finishSetup();
+
+  size_t stepSize() const override { return stepSize_; }
+  Result<const void*> peek(size_t* bytes, bool* last, int want) override;
+  bool carriesLast() const override { return true; }
+  Status release() override;
+  void markFailed(int failedRank) override;
+
+ private:
+  ShmSegment seg_;
+  size_t stepSize_ = 0;
+  Bell* peerBell_ = nullptr;
+  int peerRank_ = -1;
+  uint64_t head_ = 0;
+};
+
+class ShmSend : public SendConnection {
+ public:
+  static Result<std::unique_ptr<ShmSend>> open(const std::string& name, size_t stepSize, Bell* peerBell, int peerRank);
+
+  size_t stepSize() const override { return stepSize_; }
+  Result<void*> acquire() override;
+  Status post(size_t bytes, bool last) override;
+  Result<bool> drain() override { return true; }
+  void markFailed(int failedRank) override;
+
+ private:
+  ShmSegment seg_;
+  size_t stepSize_ = 0;
+  Bell* peerBell_ = nullptr;
+  int peerRank_ = -1;
+  uint64_t tail_ = 0;
+};
+
+// ---- template definition -------------------------------------------------------------------
+
+template <typename F>
+void sleepOnBell(Bell* bell, std::chrono::microseconds timeout, F&& stillIdle) {
+  uint32_t seq = bell->seq.load(std::memory_order_acquire);
+  bell->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (stillIdle()) futexWait(&bell->seq, seq, timeout);
+  bell->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+}  // namespace weft::runtime

@@ -1,0 +1,48 @@
+// One direction of one connection between two ranks, whatever carries it (shared memory or a net
+// plugin): NCCL's slot ring of NCCL_STEPS (8) slots of stepSize bytes with head/tail credits.
+// Schedules (p2p rounds now, collectives later) move data by filling the sender's slots and
+// draining the receiver's; they never see the transport. Every call is non-blocking: waiting is
+// the caller's (see wait.h), so one thread can drive many connections at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/base/status.h"
+
+namespace weft::runtime {
+
+inline constexpr int kSteps = 8;  // NCCL_STEPS
+
+class SendConnection {
+ public:
+  virtual ~SendConnection() = default;
+  virtual size_t stepSize() const = 0;
+  // A free slot of stepSize() bytes to fill, or nullptr while all slots are in flight.
+  virtual Result<void*> acquire() = 0;
+  // Publishes the slot acquire() returned, holding `bytes`; `last` marks a message's last step.
+  virtual Status post(size_t bytes, bool last) = 0;
+  // Drives transfers in flight; true when none is left (every posted step reached the peer's
+  // buffers or the wire).
+  virtual Result<bool> drain() = 0;
+  // Tells the peer this rank failed (so it stops waiting at once), where the transport can.
+  virtual void markFailed(int failedRank) = 0;
+};
+
+class RecvConnection {
+ public:
+  virtual ~RecvConnection() = default;
+  virtual size_t stepSize() const = 0;
+  // The oldest step that arrived, or nullptr. `want` is how many more steps the caller expects
+  // (a net connection posts that many receives ahead, at most kSteps).
+  virtual Result<const void*> peek(size_t* bytes, bool* last, int want) = 0;
+  // Whether peek's `last` is the sender's mark (shared memory) or always false (net plugins carry
+  // sizes only; the receiver then checks each step's size).
+  virtual bool carriesLast() const = 0;
+  // Gives the slot peek() returned back to the sender.
+  virtual Status release() = 0;
+  virtual void markFailed(int failedRank) = 0;
+};
+
+}  // namespace weft::runtime

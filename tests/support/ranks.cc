@@ -1,0 +1,146 @@
+#include "tests/support/ranks.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace weft::testing {
+
+namespace {
+
+struct SharedId {
+  std::atomic<int> ready;
+  weft_unique_id_t id;
+  int result;
+};
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+[[noreturn]] void childMain(const JobSpec& spec, int rank, SharedId* shared,
+                            const std::function<int(int, const weft_unique_id_t&)>& fn) {
+  for (int key : {-1, rank}) {
+    auto it = spec.env.find(key);
+    if (it == spec.env.end()) continue;
+    for (const auto& [name, value] : it->second) setenv(name.c_str(), value.c_str(), 1);
+  }
+  weft_unique_id_t id{};
+  if (spec.shareId) {
+    if (rank == 0) {
+      shared->result = weft_get_unique_id(&shared->id);
+      if (shared->result != weftSuccess) std::fprintf(stderr, "weft_get_unique_id: %s\n", weft_last_error());
+      shared->ready.store(1);
+    }
+    auto until = std::chrono::steady_clock::now() + spec.deadline;
+    while (shared->ready.load() == 0) {
+      if (std::chrono::steady_clock::now() > until) std::exit(90);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (shared->result != weftSuccess) std::exit(91);
+    id = shared->id;
+  }
+  int rc = fn(rank, id);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::exit(rc);
+}
+
+}  // namespace
+
+std::vector<RankOutcome> runJob(const JobSpec& spec, const std::function<int(int, const weft_unique_id_t&)>& fn) {
+  void* mem = mmap(nullptr, sizeof(SharedId), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  auto* shared = new (mem) SharedId{};
+  std::vector<RankOutcome> out(static_cast<size_t>(spec.nranks));
+  std::vector<std::string> files;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  for (int r = 0; r < spec.nranks; ++r) {
+    char path[] = "/tmp/weft-rank-XXXXXX";
+    int fd = mkstemp(path);
+    files.emplace_back(path);
+    pid_t pid = fork();
+    if (pid == 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+      childMain(spec, r, shared, fn);
+    }
+    close(fd);
+    out[static_cast<size_t>(r)].pid = pid;
+  }
+  auto until = std::chrono::steady_clock::now() + spec.deadline;
+  int left = spec.nranks;
+  while (left > 0) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      for (RankOutcome& o : out) {
+        if (o.pid != pid) continue;
+        if (WIFEXITED(status)) o.exitCode = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
+        --left;
+      }
+      continue;
+    }
+    if (std::chrono::steady_clock::now() > until) {
+      for (RankOutcome& o : out) {
+        if (o.exitCode == -1 && o.signal == 0) {
+          o.timedOut = true;
+          kill(o.pid, SIGKILL);
+        }
+      }
+      for (RankOutcome& o : out)
+        if (o.timedOut) waitpid(o.pid, nullptr, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  for (size_t r = 0; r < out.size(); ++r) {
+    out[r].output = readFile(files[r]);
+    unlink(files[r].c_str());
+  }
+  munmap(mem, sizeof(SharedId));
+  return out;
+}
+
+std::string failures(const std::vector<RankOutcome>& out) {
+  std::string s;
+  for (size_t r = 0; r < out.size(); ++r) {
+    const RankOutcome& o = out[r];
+    if (o.exitCode == 0) continue;
+    s += "rank " + std::to_string(r) + ": ";
+    if (o.timedOut) s += "TIMED OUT (killed)";
+    else if (o.signal != 0) s += "killed by signal " + std::to_string(o.signal);
+    else s += "exit " + std::to_string(o.exitCode);
+    s += "\n" + o.output + "\n";
+  }
+  return s;
+}
+
+std::vector<std::string> shmLeftovers(pid_t pid) {
+  std::vector<std::string> left;
+  std::string prefix = "weft-" + std::to_string(pid) + "-";
+  DIR* d = opendir("/dev/shm");
+  if (d == nullptr) return left;
+  while (dirent* e = readdir(d))
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) left.emplace_back(e->d_name);
+  closedir(d);
+  return left;
+}
+
+}  // namespace weft::testing

@@ -1,0 +1,63 @@
+// Multi-process tests: every rank a forked process with its own output file, the whole job
+// under one deadline (then every process is killed and the test fails, never hangs).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace weft::testing {
+
+struct RankOutcome {
+  int exitCode = -1;   // the child's exit status, or -1 when killed by a signal
+  int signal = 0;      // the signal that ended it
+  bool timedOut = false;
+  std::string output;  // stdout and stderr
+  pid_t pid = 0;
+};
+
+struct JobSpec {
+  int nranks = 2;
+  std::chrono::seconds deadline{60};
+  // Environment set in each child before it runs (rank -> NAME -> value); applies to all ranks
+  // when the key is -1.
+  std::map<int, std::map<std::string, std::string>> env;
+  // When false, ranks get no shared id: fn creates its own (NCCL_COMM_ID tests).
+  bool shareId = true;
+};
+
+// Runs fn(rank, id) in nranks children. Rank 0 makes the id with weft_get_unique_id and hands it
+// to the others through shared memory. fn returns the child's exit code (0: pass).
+std::vector<RankOutcome> runJob(const JobSpec& spec, const std::function<int(int rank, const weft_unique_id_t& id)>& fn);
+
+// "rank 1: exit 3\n<output>" for every rank that did not exit with 0, or "" when all passed.
+std::string failures(const std::vector<RankOutcome>& out);
+
+// /dev/shm entries whose name weft gave them for process `pid` ("weft-<pid>-…").
+std::vector<std::string> shmLeftovers(pid_t pid);
+
+}  // namespace weft::testing
+
+// For use inside a rank: prints what failed and returns from fn with 1.
+#define RANK_CHECK(cond, ...)                                                                   \
+  do {                                                                                          \
+    if (!(cond)) {                                                                              \
+      std::fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);            \
+      std::fprintf(stderr, __VA_ARGS__);                                                        \
+      std::fprintf(stderr, "\n");                                                               \
+      return 1;                                                                                 \
+    }                                                                                           \
+  } while (0)
+
+#define RANK_OK(call)                                                                           \
+  do {                                                                                          \
+    weft_result_t rank_ok_rc_ = (call);                                                         \
+    RANK_CHECK(rank_ok_rc_ == weftSuccess, "%s returned %d: %s", #call, static_cast<int>(rank_ok_rc_), \
+               weft_last_error());                                                              \
+  } while (0)
