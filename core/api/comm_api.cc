@@ -86,17 +86,15 @@ class CallScope {
   const weft_comm* c_;
 };
 
-// The process's settings sources, read and checked once; resolved per communicator.
+// The settings of a new communicator: every source read and checked again (a process may change
+// its environment between communicators, a forked child often does); the effective values are
+// logged once per process, as NCCL does.
 Result<config::Settings> commSettings() {
-  static std::mutex mutex;
-  static std::optional<Result<config::Policy>> policy;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!policy) {
-    policy = config::Policy::load(config::Inputs::fromProcess());
-    if (policy->isOk()) config::logEffective((*policy)->resolve({}));
-  }
-  if (!policy->isOk()) return policy->status();
-  return (*policy)->resolve({});
+  WEFT_ASSIGN_OR_RETURN(config::Policy policy, config::Policy::load(config::Inputs::fromProcess()));
+  config::Settings s = policy.resolve({});
+  static std::once_flag logged;
+  std::call_once(logged, [&] { config::logEffective(s); });
+  return s;
 }
 
 Result<runtime::CommOptions> parseConfig(const weft_config_t* config, const config::Settings& settings,
@@ -353,18 +351,21 @@ WEFT_API weft_result_t weft_comm_abort(weft_comm_t* comm) {
 }
 
 WEFT_API weft_result_t weft_comm_get_async_error(weft_comm_t* comm, weft_result_t* async_error) {
-  return guard("weft_comm_get_async_error", [&]() -> Status {
+  std::string why;
+  weft_result_t rc = guard("weft_comm_get_async_error", [&]() -> Status {
     if (async_error == nullptr) return weft::invalidArgument("weft_comm_get_async_error: async_error is NULL");
     WEFT_TRY(registry().enter(comm, "weft_comm_get_async_error"));
     weft::api::CallScope scope(comm);
     *async_error = static_cast<weft_result_t>(comm->impl.state.load());
     if (*async_error != weftSuccess && *async_error != weftInProgress) {
       std::lock_guard<std::mutex> lock(comm->impl.errorMutex);
-      weft::api::tlsLastError = comm->impl.error.message();
-      return Status::ok();
+      why = comm->impl.error.message();
     }
     return Status::ok();
   });
+  // The communicator's error is what weft_last_error() says after this call.
+  if (!why.empty()) weft::api::tlsLastError = why;
+  return rc;
 }
 
 namespace {

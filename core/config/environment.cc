@@ -1,5 +1,8 @@
 #include "core/config/environment.h"
 
+#include <unistd.h>
+
+#include <mutex>
 #include <string_view>
 
 #include "core/base/strings.h"
@@ -22,10 +25,19 @@ EnvMap environmentFrom(const char* const* envp) {
 }
 
 const EnvMap& processEnvironment() {
-  // Taken once: NCCL also reads each variable once and caches it, and a snapshot keeps every
-  // communicator of the process on the same values even if the application calls setenv.
-  static const EnvMap kSnapshot = environmentFrom(environ);
-  return kSnapshot;
+  // Taken once per process: NCCL also reads each variable once and caches it, and a snapshot
+  // keeps every communicator of the process on the same values even if the application calls
+  // setenv. A forked child is another process (launchers and tests set its variables after the
+  // fork): it takes its own snapshot on first use.
+  static std::mutex mutex;
+  static EnvMap snapshot;
+  static pid_t owner = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (owner != getpid()) {
+    snapshot = environmentFrom(environ);
+    owner = getpid();
+  }
+  return snapshot;
 }
 
 }  // namespace weft::config

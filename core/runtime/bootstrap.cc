@@ -1,6 +1,7 @@
 #include "core/runtime/bootstrap.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -55,12 +56,27 @@ std::string rankRanges(const std::vector<int>& ranks) {
   return out;
 }
 
+class RootRegistry;
+RootRegistry& roots();
+
 class RootRegistry {
  public:
   struct Entry {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> stop;
   };
+  RootRegistry() {
+    // A forked child has none of the parent's threads: it must neither join nor detach their
+    // handles. They are parked where nothing destroys them.
+    pthread_atfork(nullptr, nullptr, [] {
+      static std::map<uint64_t, Entry>* parked = nullptr;
+      RootRegistry& r = roots();
+      new (&r.mutex_) std::mutex();
+      if (parked == nullptr) parked = new std::map<uint64_t, Entry>();
+      for (auto& [magic, e] : r.entries_) parked->emplace(magic ^ reinterpret_cast<uintptr_t>(&e), std::move(e));
+      r.entries_.clear();
+    });
+  }
   ~RootRegistry() {
     std::map<uint64_t, Entry> all;
     {
@@ -105,6 +121,7 @@ class RootRegistry {
   std::map<uint64_t, Entry> entries_;
 };
 
+
 RootRegistry& roots() {
   static RootRegistry r;
   return r;
@@ -126,7 +143,7 @@ void replyAll(const std::vector<RootRecord>& arrived, const std::vector<std::opt
   }
 }
 
-void rootMain(Fd listen, uint64_t magic, std::chrono::steady_clock::time_point until,
+void rootMain(Listener listen, uint64_t magic, std::chrono::steady_clock::time_point until,
               std::shared_ptr<std::atomic<bool>> stop, std::chrono::milliseconds timeout) {
   std::vector<RootRecord> arrived;
   std::vector<std::optional<RootRecord>> byRank;
@@ -138,7 +155,7 @@ void rootMain(Fd listen, uint64_t magic, std::chrono::steady_clock::time_point u
   dl.abort = stop.get();
   dl.what = "waiting for ranks at the bootstrap root";
   for (;;) {
-    auto fd = acceptFrom(listen.get(), magic, SocketType::kBootstrap, dl);
+    auto fd = listen.accept(magic, SocketType::kBootstrap, dl);
     if (!fd.isOk()) {
       if (stop->load()) return;
       std::vector<int> missing;
@@ -187,7 +204,7 @@ void rootMain(Fd listen, uint64_t magic, std::chrono::steady_clock::time_point u
 Result<BootstrapHandle> startRoot(const SockAddr& addr, uint64_t magic, std::chrono::milliseconds timeout) {
   BootstrapHandle h;
   h.magic = magic;
-  WEFT_ASSIGN_OR_RETURN(Fd listen, listenOn(addr, &h.addr));
+  WEFT_ASSIGN_OR_RETURN(Listener listen, Listener::open(addr, &h.addr));
   auto stop = std::make_shared<std::atomic<bool>>(false);
   auto until = std::chrono::steady_clock::now() + timeout;
   RootRegistry::Entry e;
@@ -202,6 +219,14 @@ void joinRoot(uint64_t magic) { roots().join(magic); }
 Result<SockAddr> bootstrapAddress(const config::Settings& settings, const SockAddr* root) {
   static std::mutex mutex;
   static std::optional<SockAddr> cached;
+  // A forked child may move to another network namespace before its first communicator.
+  static std::once_flag forkHook;
+  std::call_once(forkHook, [] {
+    pthread_atfork(nullptr, nullptr, [] {
+      new (&mutex) std::mutex();
+      cached.reset();
+    });
+  });
   std::lock_guard<std::mutex> lock(mutex);
   if (cached) return *cached;
   InterfaceChoice choice;
@@ -224,9 +249,9 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::init(const BootstrapHandle& handle
   SockAddr ringAddr;
   SockAddr replyAddr;
   SockAddr p2pAddr;
-  WEFT_ASSIGN_OR_RETURN(b->ringListen_, listenOn(local, &ringAddr));
-  WEFT_ASSIGN_OR_RETURN(b->p2pListen_, listenOn(local, &p2pAddr));
-  WEFT_ASSIGN_OR_RETURN(Fd replyListen, listenOn(local, &replyAddr));
+  WEFT_ASSIGN_OR_RETURN(b->ringListen_, Listener::open(local, &ringAddr));
+  WEFT_ASSIGN_OR_RETURN(b->p2pListen_, Listener::open(local, &p2pAddr));
+  WEFT_ASSIGN_OR_RETURN(Listener replyListen, Listener::open(local, &replyAddr));
 
   {
     Deadline dl = deadline;
@@ -240,7 +265,10 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::init(const BootstrapHandle& handle
     Deadline dl = deadline;
     dl.what = "waiting for the bootstrap root at " + handle.addr.str() + " to hear from all " +
               std::to_string(nranks) + " ranks";
-    WEFT_ASSIGN_OR_RETURN(Fd fd, acceptFrom(replyListen.get(), handle.magic, SocketType::kBootstrap, dl));
+    // The root started its clock before any rank did: a little grace lets its answer, which
+    // names the ranks that never arrived, come first.
+    if (dl.at != std::chrono::steady_clock::time_point::max()) dl.at += std::chrono::seconds(3);
+    WEFT_ASSIGN_OR_RETURN(Fd fd, replyListen.accept(handle.magic, SocketType::kBootstrap, dl));
     WEFT_TRY(recvAll(fd.get(), &reply, sizeof(reply), dl, "the bootstrap root"));
   }
   reply.message[sizeof(reply.message) - 1] = '\0';
@@ -259,7 +287,7 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::init(const BootstrapHandle& handle
     }
     dl.what = strprintf("waiting for rank %d to connect the bootstrap ring", prev);
     for (int i = 0; i < 2; ++i) {
-      WEFT_ASSIGN_OR_RETURN(Fd fd, acceptFrom(b->ringListen_.get(), handle.magic, SocketType::kBootstrap, dl));
+      WEFT_ASSIGN_OR_RETURN(Fd fd, b->ringListen_.accept(handle.magic, SocketType::kBootstrap, dl));
       RingHello hello{};
       WEFT_TRY(recvAll(fd.get(), &hello, sizeof(hello), dl, "the ring predecessor"));
       if (hello.rank != prev || (hello.kind != 0 && hello.kind != 1))
@@ -316,7 +344,7 @@ Status Bootstrap::recv(int peer, uint32_t tag, std::vector<char>& out, const Dea
     }
   }
   for (;;) {
-    WEFT_ASSIGN_OR_RETURN(Fd fd, acceptFrom(p2pListen_.get(), magic_, SocketType::kBootstrap, deadline));
+    WEFT_ASSIGN_OR_RETURN(Fd fd, p2pListen_.accept(magic_, SocketType::kBootstrap, deadline));
     P2pHeader h{};
     WEFT_TRY(recvAll(fd.get(), &h, sizeof(h), deadline, "a bootstrap peer"));
     if (h.size > (uint64_t{1} << 32)) return internalError(strprintf("bootstrap message of %llu bytes from rank %d",

@@ -82,7 +82,7 @@ class Bootstrap {
   int rank_ = 0;
   int nranks_ = 0;
   uint64_t magic_ = 0;
-  Fd ringListen_, p2pListen_;
+  Listener ringListen_, p2pListen_;
   Fd next_, prev_;             // ring: send to next, receive from prev
   Fd watchNext_, watchPrev_;   // watch ring
   std::vector<SockAddr> p2pAddrs_;

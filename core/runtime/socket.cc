@@ -25,6 +25,7 @@ struct Handshake {
   uint64_t magic;
   uint32_t type;
 } __attribute__((packed));
+static_assert(sizeof(Handshake) == 12);
 
 Status setNonBlocking(int fd) {
   int flags = fcntl(fd, F_GETFL);
@@ -141,7 +142,7 @@ void Fd::reset() {
   fd_ = -1;
 }
 
-Result<Fd> listenOn(const SockAddr& addr, SockAddr* bound) {
+Result<Listener> Listener::open(const SockAddr& addr, SockAddr* bound) {
   Fd fd(::socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return errnoError("socket", errno);
   int one = 1;
@@ -154,7 +155,9 @@ Result<Fd> listenOn(const SockAddr& addr, SockAddr* bound) {
     socklen_t len = sizeof(bound->raw);
     if (getsockname(fd.get(), bound->get(), &len) != 0) return errnoError("getsockname", errno);
   }
-  return fd;
+  Listener l;
+  l.fd_ = std::move(fd);
+  return l;
 }
 
 Result<Fd> connectTo(const SockAddr& to, uint64_t magic, SocketType type, const Deadline& deadline) {
@@ -193,53 +196,61 @@ Result<Fd> connectTo(const SockAddr& to, uint64_t magic, SocketType type, const 
   }
 }
 
-Result<Fd> acceptFrom(int listenFd, uint64_t magic, SocketType type, const Deadline& deadline) {
-  struct Pending {
-    Fd fd;
-    Handshake h{};
-    size_t got = 0;
-    std::chrono::steady_clock::time_point since;
-  };
-  std::vector<Pending> pending;
-  for (;;) {
-    WEFT_ASSIGN_OR_RETURN(int ms, deadline.sliceMs());
+Result<Fd> Listener::accept(uint64_t magic, SocketType type, const Deadline& deadline) {
+  for (bool first = true;; first = false) {
+    // Handshakes that completed in an earlier call are looked at before waiting.
+    int ms = 0;
+    if (!first) {
+      WEFT_ASSIGN_OR_RETURN(ms, deadline.sliceMs());
+    }
     std::vector<pollfd> fds;
-    fds.push_back({listenFd, POLLIN, 0});
-    for (Pending& p : pending) fds.push_back({p.fd.get(), POLLIN, 0});
+    fds.push_back({fd_.get(), POLLIN, 0});
+    for (auto& p : pending_) fds.push_back({p->fd.get(), POLLIN, 0});
     int rc = ::poll(fds.data(), fds.size(), ms);
     if (rc < 0 && errno != EINTR) return errnoError("poll on a listening socket", errno);
     if (rc > 0 && (fds[0].revents & POLLIN) != 0) {
-      int c = ::accept4(listenFd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (c >= 0) {
+      for (;;) {
+        int c = ::accept4(fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c < 0) {
+          if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+            return errnoError("accept", errno);
+          break;
+        }
         setNoDelay(c);
-        pending.push_back({Fd(c), {}, 0, std::chrono::steady_clock::now()});
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
-        return errnoError("accept", errno);
+        auto p = std::make_unique<Pending>();
+        p->fd = Fd(c);
+        p->since = std::chrono::steady_clock::now();
+        pending_.push_back(std::move(p));
       }
     }
     auto now = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < pending.size();) {
-      Pending& p = pending[i];
-      ssize_t n = ::recv(p.fd.get(), reinterpret_cast<char*>(&p.h) + p.got, sizeof(p.h) - p.got, 0);
+    for (size_t i = 0; i < pending_.size();) {
+      Pending& p = *pending_[i];
       bool drop = false;
-      if (n > 0) p.got += static_cast<size_t>(n);
-      else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) drop = true;
+      if (p.got < sizeof(p.handshake)) {
+        ssize_t n = ::recv(p.fd.get(), p.handshake + p.got, sizeof(p.handshake) - p.got, 0);
+        if (n > 0) p.got += static_cast<size_t>(n);
+        else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) drop = true;
+      }
       // A connection that has not said who it is within 30 s is a stranger that holds a slot.
-      if (!drop && p.got < sizeof(p.h) && now - p.since > std::chrono::seconds(30)) drop = true;
-      if (!drop && p.got == sizeof(p.h)) {
-        if (p.h.magic != magic) {
+      if (!drop && p.got < sizeof(p.handshake) && now - p.since > std::chrono::seconds(30)) drop = true;
+      Handshake h{};
+      std::memcpy(&h, p.handshake, sizeof(h));
+      if (!drop && p.got == sizeof(p.handshake)) {
+        if (h.magic != magic) {
           drop = true;
-        } else if (p.h.type != static_cast<uint32_t>(type)) {
-          return internalError(strprintf("connection from %s: wrong socket type %u (expected %u)",
-                                         peerName(p.fd.get()).c_str(), p.h.type, static_cast<uint32_t>(type)));
+        } else if (h.type != static_cast<uint32_t>(type)) {
+          return internalError(strprintf("socketFinalizeAccept from %s: wrong type %u != %u",
+                                         peerName(p.fd.get()).c_str(), h.type, static_cast<uint32_t>(type)));
         } else {
           Fd out = std::move(p.fd);
+          pending_.erase(pending_.begin() + static_cast<long>(i));
           return out;
         }
       }
       if (drop) {
         WEFT_INFO(log::kBootstrap, "socketFinalizeAccept: didn't receive a valid magic from %s", peerName(p.fd.get()).c_str());
-        pending.erase(pending.begin() + static_cast<long>(i));
+        pending_.erase(pending_.begin() + static_cast<long>(i));
         continue;
       }
       ++i;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,19 +80,37 @@ class Fd {
   int fd_ = -1;
 };
 
-// A listening socket bound to `addr` (port 0: any free port); `bound` receives the address with
-// the port the kernel chose.
-Result<Fd> listenOn(const SockAddr& addr, SockAddr* bound);
+// A listening socket. accept() returns the next connection that sends the right magic and type;
+// connections still sending their handshake stay pending for the next call (two peers that
+// connect at once are both served), strangers are dropped.
+class Listener {
+ public:
+  // Bound to `addr` (port 0: any free port); `bound` receives the address with the port.
+  static Result<Listener> open(const SockAddr& addr, SockAddr* bound);
+  Listener() = default;
+  Listener(Listener&&) noexcept = default;
+  Listener& operator=(Listener&&) noexcept = default;
+
+  // A connection with a wrong magic or that closes early is dropped with one INFO line (a
+  // stranger, or another job); the right magic with a wrong type is an error, as in NCCL. A
+  // connection silent for 30 s is dropped.
+  Result<Fd> accept(uint64_t magic, SocketType type, const Deadline& deadline);
+  bool valid() const { return fd_.valid(); }
+
+ private:
+  struct Pending {
+    Fd fd;
+    char handshake[12] = {};  // magic (8 bytes), then type (4)
+    size_t got = 0;
+    std::chrono::steady_clock::time_point since;
+  };
+  Fd fd_;
+  std::vector<std::unique_ptr<Pending>> pending_;
+};
 
 // Connects to `to` and sends the handshake. Retries refused or unreachable connections every
 // 100 ms until the deadline (the peer may not be listening yet), as NCCL's retry loop.
 Result<Fd> connectTo(const SockAddr& to, uint64_t magic, SocketType type, const Deadline& deadline);
-
-// Accepts connections on `listenFd` until one sends the right magic and type. A connection with a
-// wrong magic or that closes early is dropped with one INFO line (a stranger, or another job); the
-// right magic with a wrong type is an error, as in NCCL. Strangers that send nothing do not hold
-// the others up.
-Result<Fd> acceptFrom(int listenFd, uint64_t magic, SocketType type, const Deadline& deadline);
 
 // Sends or receives exactly `size` bytes. A closed connection is a remote error naming `peer`.
 Status sendAll(int fd, const void* data, size_t size, const Deadline& deadline, const std::string& peer);

@@ -85,18 +85,21 @@ std::vector<RankOutcome> runJob(const JobSpec& spec, const std::function<int(int
   }
   auto until = std::chrono::steady_clock::now() + spec.deadline;
   int left = spec.nranks;
+  std::vector<bool> reaped(out.size(), false);
   while (left > 0) {
-    int status = 0;
-    pid_t pid = waitpid(-1, &status, WNOHANG);
-    if (pid > 0) {
-      for (RankOutcome& o : out) {
-        if (o.pid != pid) continue;
-        if (WIFEXITED(status)) o.exitCode = WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
-        --left;
-      }
-      continue;
+    bool any = false;
+    // Only this job's children: two jobs may run side by side in one test.
+    for (size_t r = 0; r < out.size(); ++r) {
+      if (reaped[r]) continue;
+      int status = 0;
+      if (waitpid(out[r].pid, &status, WNOHANG) != out[r].pid) continue;
+      if (WIFEXITED(status)) out[r].exitCode = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) out[r].signal = WTERMSIG(status);
+      reaped[r] = true;
+      any = true;
+      --left;
     }
+    if (any) continue;
     if (std::chrono::steady_clock::now() > until) {
       for (RankOutcome& o : out) {
         if (o.exitCode == -1 && o.signal == 0) {

@@ -1,0 +1,55 @@
+// weft_bench_comm: communicator init time and send/recv bandwidth and latency between
+// processes, printed as `RESULT key=value ...` lines that bench/comm/run.sh gathers into tables
+// beside its baselines (Open MPI's MPI_Send/MPI_Recv, iperf3). See bench/README.md.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace weft::bench::comm {
+
+// Runs fn(rank, id) in n forked processes. Rank 0 makes the id with weft_get_unique_id and
+// hands it to the others through shared memory; then all are released at once (one pipe
+// write), so that fn starts at the same moment in every rank. Every process still running after
+// `timeout` is killed, with its /dev/shm entries. Returns "" or what failed.
+std::string runRanks(int n, std::chrono::seconds timeout,
+                     const std::function<int(int rank, const weft_unique_id_t& id)>& fn);
+
+// A CLOCK_MONOTONIC reading in nanoseconds: comparable across the processes of one host.
+long long nowNs();
+
+struct InitOptions {
+  std::vector<int> ranks{2, 4, 8};
+  int reps = 7;
+  int warmup = 1;  // untimed jobs first (page cache, the plugin's first dlopen)
+  int maxFailures = 10;  // failed jobs per rank count before giving up
+  std::chrono::seconds timeout{60};
+};
+
+// For every rank count, `reps` jobs; prints one line per job:
+// RESULT test=init impl=weft ranks=N rep=I max_ms=… span_ms=… min_ms=…
+// and, for a job that failed (then run again), RESULT test=init-failed impl=weft ranks=N job=J
+int runInit(const InitOptions& o);
+
+struct P2pOptions {
+  std::vector<size_t> sizes{size_t{4} << 20, size_t{16} << 20, size_t{64} << 20, size_t{256} << 20};
+  int reps = 3;
+  size_t bytesPerRep = size_t{1} << 30;  // messages per rep: bytesPerRep / size, at least minIters
+  int minIters = 4;
+  int latIters = 10000;
+  int latWarmup = 1000;
+  std::string label = "weft";
+  std::chrono::seconds timeout{120};
+};
+
+// The body of one rank of the send/recv benchmark (rank 0 sends and prints, rank 1 receives):
+// RESULT test=bw impl=LABEL bytes=N rep=I iters=K sec=… gbps=…
+// RESULT test=lat impl=LABEL bytes=8 rep=I iters=K us=…
+int p2pRank(const P2pOptions& o, int rank, const weft_unique_id_t& id);
+
+}  // namespace weft::bench::comm

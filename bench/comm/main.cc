@@ -1,0 +1,129 @@
+// weft_bench_comm: see comm_bench.h and bench/README.md ("Communicator: init, send/recv").
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/comm/comm_bench.h"
+
+namespace weft::bench::comm {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: weft_bench_comm init [--ranks 2,4,8] [--reps 7] [--warmup 1] [--max-failures 10] [--timeout S]\n"
+    "       weft_bench_comm p2p  [--rank R] [--sizes 4M,16M,64M,256M] [--reps 3] [--bytes-per-rep 1G]\n"
+    "                            [--min-iters 4] [--lat-iters 10000] [--lat-warmup 1000] [--label weft]\n"
+    "                            [--timeout S]\n"
+    "init: N-rank communicators of forked processes on this host, time of weft_comm_init_rank.\n"
+    "p2p: send/recv between two ranks: 8-byte ping-pong latency, then one-way streaming bandwidth.\n"
+    "     Without --rank both ranks are forked here; with --rank this process is that rank and\n"
+    "     the id comes from NCCL_COMM_ID=host:port (set the same for both ranks).\n"
+    "Prints `RESULT key=value ...` lines (bench/comm/run.sh makes the tables).\n";
+
+// "4M" -> 4194304; K, M, G are powers of 1024.
+size_t parseSize(const std::string& s) {
+  size_t pos = 0;
+  unsigned long long v = std::stoull(s, &pos);
+  std::string unit = s.substr(pos);
+  if (unit == "K" || unit == "k") v <<= 10;
+  else if (unit == "M" || unit == "m") v <<= 20;
+  else if (unit == "G" || unit == "g") v <<= 30;
+  else if (!unit.empty()) throw std::invalid_argument("bad size: " + s);
+  return static_cast<size_t>(v);
+}
+
+std::vector<std::string> splitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Flags after the mode, as name -> value (every flag takes a value).
+struct Flags {
+  std::vector<std::pair<std::string, std::string>> items;
+  Flags(int argc, char** argv, int first) {
+    for (int i = first; i < argc; i += 2) {
+      if (std::strncmp(argv[i], "--", 2) != 0 || i + 1 >= argc)
+        throw std::invalid_argument(std::string("bad argument: ") + argv[i]);
+      items.emplace_back(argv[i] + 2, argv[i + 1]);
+    }
+  }
+};
+
+int mainInit(const Flags& f) {
+  InitOptions o;
+  for (const auto& [k, v] : f.items) {
+    if (k == "ranks") {
+      o.ranks.clear();
+      for (const std::string& r : splitCommas(v)) o.ranks.push_back(std::stoi(r));
+    } else if (k == "reps") o.reps = std::stoi(v);
+    else if (k == "warmup") o.warmup = std::stoi(v);
+    else if (k == "max-failures") o.maxFailures = std::stoi(v);
+    else if (k == "timeout") o.timeout = std::chrono::seconds(std::stoi(v));
+    else throw std::invalid_argument("unknown flag --" + k);
+  }
+  return runInit(o);
+}
+
+int mainP2p(const Flags& f) {
+  P2pOptions o;
+  int rank = -1;
+  for (const auto& [k, v] : f.items) {
+    if (k == "rank") rank = std::stoi(v);
+    else if (k == "sizes") {
+      o.sizes.clear();
+      for (const std::string& s : splitCommas(v)) o.sizes.push_back(parseSize(s));
+    } else if (k == "reps") o.reps = std::stoi(v);
+    else if (k == "bytes-per-rep") o.bytesPerRep = parseSize(v);
+    else if (k == "min-iters") o.minIters = std::stoi(v);
+    else if (k == "lat-iters") o.latIters = std::stoi(v);
+    else if (k == "lat-warmup") o.latWarmup = std::stoi(v);
+    else if (k == "label") o.label = v;
+    else if (k == "timeout") o.timeout = std::chrono::seconds(std::stoi(v));
+    else throw std::invalid_argument("unknown flag --" + k);
+  }
+  if (rank < 0) {
+    std::string failed = runRanks(2, o.timeout, [&](int r, const weft_unique_id_t& id) { return p2pRank(o, r, id); });
+    if (!failed.empty()) std::fprintf(stderr, "p2p job failed: %s\n", failed.c_str());
+    return failed.empty() ? 0 : 1;
+  }
+  if (rank > 1) throw std::invalid_argument("--rank must be 0 or 1");
+  alarm(static_cast<unsigned>(o.timeout.count()));  // bounded even if the peer never comes
+  weft_unique_id_t id;
+  if (std::getenv("NCCL_COMM_ID") == nullptr) throw std::invalid_argument("--rank needs NCCL_COMM_ID=host:port");
+  if (weft_get_unique_id(&id) != weftSuccess) {
+    std::fprintf(stderr, "weft_get_unique_id: %s\n", weft_last_error());
+    return 1;
+  }
+  return p2pRank(o, rank, id);
+}
+
+}  // namespace
+}  // namespace weft::bench::comm
+
+int main(int argc, char** argv) {
+  using namespace weft::bench::comm;
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  try {
+    Flags f(argc, argv, 2);
+    if (std::strcmp(argv[1], "init") == 0) return mainInit(f);
+    if (std::strcmp(argv[1], "p2p") == 0) return mainP2p(f);
+    throw std::invalid_argument(std::string("unknown mode: ") + argv[1]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft_bench_comm: %s\n%s", e.what(), kUsage);
+    return 2;
+  }
+}

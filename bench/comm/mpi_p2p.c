@@ -1,0 +1,154 @@
+/* weft_bench_comm_mpi: the Open MPI baseline of `weft_bench_comm p2p`, the same method with
+ * MPI_Send/MPI_Recv (MPI_BYTE) between ranks 0 and 1: 8-byte ping-pong latency (half round
+ * trip), then one-way streaming bandwidth (rank 0 sends `iters` messages back to back, rank 1
+ * answers with 8 bytes, rank 0 times from the first send to the answer). Same flags and the same
+ * `RESULT` lines. Run under mpirun -np 2. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SIZES 32
+
+struct options {
+  size_t sizes[MAX_SIZES];
+  int nsizes;
+  int reps;
+  size_t bytes_per_rep;
+  int min_iters;
+  int lat_iters;
+  int lat_warmup;
+  const char* label;
+};
+
+/* "4M" -> 4194304; K, M, G are powers of 1024. 0 on a bad size. */
+static size_t parse_size(const char* s) {
+  char* end = NULL;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s) return 0;
+  if (*end == 'K' || *end == 'k') v <<= 10, ++end;
+  else if (*end == 'M' || *end == 'm') v <<= 20, ++end;
+  else if (*end == 'G' || *end == 'g') v <<= 30, ++end;
+  return (*end == '\0' || *end == ',') ? (size_t)v : 0;
+}
+
+static int parse_sizes(struct options* o, const char* list) {
+  o->nsizes = 0;
+  for (const char* p = list; *p != '\0' && o->nsizes < MAX_SIZES;) {
+    size_t v = parse_size(p);
+    if (v == 0) return -1;
+    o->sizes[o->nsizes++] = v;
+    const char* comma = strchr(p, ',');
+    if (comma == NULL) break;
+    p = comma + 1;
+  }
+  return o->nsizes > 0 ? 0 : -1;
+}
+
+static int parse_args(struct options* o, int argc, char** argv) {
+  const size_t mib = (size_t)1 << 20;
+  const size_t defaults[] = {4 * mib, 16 * mib, 64 * mib, 256 * mib};
+  memcpy(o->sizes, defaults, sizeof(defaults));
+  o->nsizes = 4;
+  o->reps = 3;
+  o->bytes_per_rep = (size_t)1 << 30;
+  o->min_iters = 4;
+  o->lat_iters = 10000;
+  o->lat_warmup = 1000;
+  o->label = "mpi";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const char *k = argv[i], *v = argv[i + 1];
+    if (strcmp(k, "--sizes") == 0) {
+      if (parse_sizes(o, v) != 0) return -1;
+    } else if (strcmp(k, "--reps") == 0) o->reps = atoi(v);
+    else if (strcmp(k, "--bytes-per-rep") == 0) o->bytes_per_rep = parse_size(v);
+    else if (strcmp(k, "--min-iters") == 0) o->min_iters = atoi(v);
+    else if (strcmp(k, "--lat-iters") == 0) o->lat_iters = atoi(v);
+    else if (strcmp(k, "--lat-warmup") == 0) o->lat_warmup = atoi(v);
+    else if (strcmp(k, "--label") == 0) o->label = v;
+    else return -1;
+  }
+  return argc % 2 == 1 ? 0 : -1;
+}
+
+static void ping_pong(int rank, char* buf, int iters) {
+  int peer = 1 - rank;
+  for (int i = 0; i < iters; ++i) {
+    if (rank == 0) {
+      MPI_Send(buf, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+      MPI_Recv(buf, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(buf, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+    }
+  }
+}
+
+static void latency(const struct options* o, int rank) {
+  char buf[8];
+  memset(buf, 0x5a, sizeof(buf));
+  ping_pong(rank, buf, o->lat_warmup);
+  for (int rep = 0; rep < o->reps; ++rep) {
+    double t0 = MPI_Wtime();
+    ping_pong(rank, buf, o->lat_iters);
+    double us = (MPI_Wtime() - t0) * 1e6 / o->lat_iters / 2;
+    if (rank == 0) printf("RESULT test=lat impl=%s bytes=8 rep=%d iters=%d us=%.3f\n", o->label, rep, o->lat_iters, us);
+    fflush(stdout);
+  }
+}
+
+static double stream_once(int rank, char* msg, size_t bytes, char* ack, int iters) {
+  int peer = 1 - rank;
+  double t0 = MPI_Wtime();
+  for (int i = 0; i < iters; ++i) {
+    if (rank == 0) MPI_Send(msg, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+    else MPI_Recv(msg, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  if (rank == 0) MPI_Recv(ack, 8, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  else MPI_Send(ack, 8, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
+  return MPI_Wtime() - t0;
+}
+
+static int bandwidth(const struct options* o, int rank, size_t bytes) {
+  char ack[8];
+  char* msg = malloc(bytes);
+  if (msg == NULL) return -1;
+  memset(msg, 0x5a, bytes);
+  memset(ack, 0, sizeof(ack));
+  int iters = (int)(o->bytes_per_rep / bytes);
+  if (iters < o->min_iters) iters = o->min_iters;
+  stream_once(rank, msg, bytes, ack, 1); /* warm-up, as weft's side */
+  for (int rep = 0; rep < o->reps; ++rep) {
+    double sec = stream_once(rank, msg, bytes, ack, iters);
+    if (rank == 0)
+      printf("RESULT test=bw impl=%s bytes=%zu rep=%d iters=%d sec=%.6f gbps=%.4f\n", o->label, bytes, rep, iters, sec,
+             (double)bytes * iters / sec / 1e9);
+    fflush(stdout);
+  }
+  free(msg);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  struct options o;
+  if (parse_args(&o, argc, argv) != 0 || size != 2) {
+    if (rank == 0)
+      fprintf(stderr, "usage: mpirun -np 2 %s [--sizes 4M,16M,64M,256M] [--reps 3] [--bytes-per-rep 1G] "
+                      "[--min-iters 4] [--lat-iters 10000] [--lat-warmup 1000] [--label mpi]\n", argv[0]);
+    MPI_Finalize();
+    return 2;
+  }
+  latency(&o, rank);
+  int rc = 0;
+  for (int i = 0; i < o.nsizes && rc == 0; ++i) {
+    if (o.sizes[i] > (size_t)2147483647) rc = -1; /* MPI counts are int */
+    else rc = bandwidth(&o, rank, o.sizes[i]);
+  }
+  if (rc != 0) MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Finalize();
+  return 0;
+}

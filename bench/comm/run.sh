@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# bench/comm/run.sh: weft's communicator against its baselines, measured in the same run, one
+# table per part (see bench/README.md, "Communicator: init, send/recv"):
+#   init  init time of 2-, 4- and 8-rank communicators of processes on this host
+#   shm   send/recv between two processes on this host vs Open MPI's MPI_Send/MPI_Recv (vader)
+#   net   send/recv over the socket plugin between two network namespaces vs iperf3 (root only)
+#
+# usage: bench/comm/run.sh [PART...]        (default: init shm net)
+# environment: BUILD (build dir, default build), ROUNDS (alternating rounds, default 3),
+#              SIZES (default 4M,16M,64M,256M), INIT_REPS (default 7), KEEP (keep raw output dir)
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+BUILD=${BUILD:-$root/build}
+ROUNDS=${ROUNDS:-3}
+SIZES=${SIZES:-4M,16M,64M,256M}
+INIT_REPS=${INIT_REPS:-7}
+BIN=$BUILD/bench/weft_bench_comm
+MPI_BIN=$BUILD/bench/weft_bench_comm_mpi
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(init shm net)
+
+# A hung init (a weft bug, see README) fails after this many seconds instead of 120, and the run
+# goes on with the next attempt.
+export WEFT_INIT_TIMEOUT=${WEFT_INIT_TIMEOUT:-5}
+
+out=$(mktemp -d /tmp/weft-bench-comm.XXXXXX)
+ns0=weftb0-$$
+ns1=weftb1-$$
+cleanup() {
+  ip netns del "$ns0" 2>/dev/null
+  ip netns del "$ns1" 2>/dev/null
+  if [ -n "${KEEP:-}" ]; then echo "raw output kept in $out"; else rm -rf "$out"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ ! -x "$BIN" ]; then
+  echo "no $BIN: cmake --build $BUILD --target weft_bench_comm" >&2
+  exit 2
+fi
+
+header() {
+  echo
+  echo "-------------------------------------------------------------------------------------------"
+  echo " $1"
+  echo " $(date '+%Y-%m-%d %H:%M:%S'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "-------------------------------------------------------------------------------------------"
+}
+
+# Runs "$@" up to 3 times until it exits 0 (a failed weft init is retried); the output of the
+# successful attempt goes to stdout. Returns 1 if all failed.
+retry3() {
+  local i
+  for i in 1 2 3; do
+    if "$@" >"$out/attempt" 2>"$out/attempt.err"; then cat "$out/attempt"; return 0; fi
+    echo "  (attempt $i failed: $(head -c 300 "$out/attempt.err" | tr '\n' ' '))" >&2
+  done
+  return 1
+}
+
+# stdin: RESULT lines. Prints "key value..." with the values of field $3 for every key made of
+# the fields named in $1 and $2 (e.g. impl bytes gbps).
+collect() {
+  awk -v k1="$1" -v k2="$2" -v v="$3" '
+    /^RESULT / {
+      delete f
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      if (!(v in f)) next
+      key = f[k1] " " f[k2]
+      vals[key] = vals[key] " " f[v]
+    }
+    END { for (k in vals) print k vals[k] }'
+}
+
+# stdin: "k1 k2 v v v ..." lines. Prints "k1 k2 median best n" (best = min when $1 == min).
+summarize() {
+  awk -v best="$1" '{
+    n = NF - 2
+    for (i = 1; i <= n; i++) a[i] = $(i + 2) + 0
+    for (i = 2; i <= n; i++) { x = a[i]; j = i - 1; while (j >= 1 && a[j] > x) { a[j + 1] = a[j]; j-- } a[j + 1] = x }
+    med = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    print $1, $2, med, (best == "min" ? a[1] : a[n]), n
+  }'
+}
+
+# Looks up "k1 k2" in a summary file; prints field $3 (3: median, 4: best, 5: count) or "-".
+lookup() { awk -v a="$2" -v b="$3" -v f="$4" '$1 == a && $2 == b { print $f; found = 1 } END { if (!found) print "-" }' "$1"; }
+
+human() { awk -v b="$1" 'BEGIN { if (b >= 1048576) printf "%d MiB", b / 1048576; else if (b >= 1024) printf "%d KiB", b / 1024; else printf "%d B", b }'; }
+
+bytes_list() {
+  local s
+  for s in ${SIZES//,/ }; do
+    awk -v s="$s" 'BEGIN { n = s + 0; u = substr(s, length(s)); if (u == "K") n *= 1024; if (u == "M") n *= 1048576; if (u == "G") n *= 1073741824; printf "%d\n", n }'
+  done
+}
+
+# fmt DECIMALS X: X with that many decimals, or "-".
+fmt() { awk -v d="$1" -v x="$2" 'BEGIN { if (x == "-" || x == "") print "-"; else printf "%.*f\n", d, x }'; }
+
+# ratio A B: A/B with 2 decimals, or "-" when either is missing.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
+# verdict R OP T: ok when R OP T holds (OP is >= or <=), MISS otherwise, "-" without a ratio.
+verdict() { awk -v r="$1" -v op="$2" -v t="$3" 'BEGIN { if (r == "-") print "-"; else if ((op == ">=" && r + 0 >= t) || (op == "<=" && r + 0 <= t)) print "ok"; else print "MISS" }'; }
+
+# ---------------------------------------------------------------------------------------------
+part_init() {
+  header "weft_comm_init_rank on one host: N forked processes, time from just before the call to its return"
+  timeout 300 "$BIN" init --ranks 2,4,8 --reps "$INIT_REPS" --warmup 1 --timeout 5 --max-failures 20 \
+    >"$out/init.txt" 2>"$out/init.err"
+  local rc=$?
+  [ $rc -ne 0 ] && echo " init benchmark failed (exit $rc): $(tail -3 "$out/init.err")"
+  collect impl ranks max_ms <"$out/init.txt" | summarize min >"$out/init.max"
+  collect impl ranks span_ms <"$out/init.txt" | summarize min >"$out/init.span"
+  echo " per job: max over ranks of the rank's own init time; median and best of $INIT_REPS jobs after 1 untimed;"
+  echo " span: first rank's start to last rank's return; a failed job (killed after 5 s) is run again"
+  echo
+  printf " %5s  %9s  %9s  %9s  %12s  %11s  %-10s %s\n" ranks "median ms" "best ms" "span ms" "median/rank" "failed jobs" target ""
+  local n
+  for n in 2 4 8; do
+    local med best span jobs failed perrank target ok
+    med=$(lookup "$out/init.max" weft "$n" 3)
+    best=$(lookup "$out/init.max" weft "$n" 4)
+    span=$(lookup "$out/init.span" weft "$n" 3)
+    jobs=$(lookup "$out/init.max" weft "$n" 5)
+    failed=$(grep -c "test=init-failed impl=weft ranks=$n " "$out/init.txt")
+    perrank=$(awk -v m="$med" -v n="$n" 'BEGIN { if (m == "-") print "-"; else printf "%.3f", m / n }')
+    target="" ok=""
+    if [ "$n" = 4 ]; then target="<= 50 ms"; ok=$(verdict "$med" "<=" 50); fi
+    [ "$jobs" = - ] && jobs=0
+    printf " %5s  %9s  %9s  %9s  %12s  %11s  %-10s %s\n" "$n" "$(fmt 2 "$med")" "$(fmt 2 "$best")" "$(fmt 2 "$span")" \
+      "$perrank" "$failed of $((jobs + 1 + failed))" "$target" "$ok"
+  done
+  echo
+  echo " NCCL baseline: none (NCCL needs a GPU; none here). NCCL's init takes hundreds of ms."
+}
+
+# ---------------------------------------------------------------------------------------------
+mpirun_p2p() {
+  timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 --mca btl self,vader "$@"
+}
+
+part_shm() {
+  header "send/recv between 2 processes on one host: weft (shared memory) vs Open MPI (btl self,vader)"
+  if [ ! -x "$MPI_BIN" ] || ! command -v mpirun >/dev/null; then
+    echo " SKIP: no Open MPI baseline ($MPI_BIN not built or mpirun missing; apt-get install openmpi-bin libopenmpi-dev)"
+    return 0
+  fi
+  local args=(--sizes "$SIZES" --reps 2 --bytes-per-rep 1G --lat-iters 10000 --lat-warmup 1000)
+  local r
+  : >"$out/shm.txt"
+  for r in $(seq 1 "$ROUNDS"); do
+    retry3 timeout 120 "$BIN" p2p "${args[@]}" --label weft >>"$out/shm.txt" || echo " weft round $r failed"
+    mpirun_p2p "$MPI_BIN" "${args[@]}" --label mpi >>"$out/shm.txt" 2>"$out/mpi.err" ||
+      echo " mpi round $r failed: $(tail -2 "$out/mpi.err")"
+    MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736 mpirun_p2p -x MALLOC_MMAP_MAX_ -x MALLOC_TRIM_THRESHOLD_ \
+      "$MPI_BIN" "${args[@]}" --label mpi-env >>"$out/shm.txt" 2>"$out/mpi.err" ||
+      echo " mpi-env round $r failed: $(tail -2 "$out/mpi.err")"
+  done
+  collect impl bytes gbps <"$out/shm.txt" | summarize max >"$out/shm.bw"
+  collect impl bytes us <"$out/shm.txt" | summarize min >"$out/shm.lat"
+  local samples
+  samples=$(lookup "$out/shm.bw" weft "$(bytes_list | head -1)" 5)
+  echo " $(mpirun --version 2>/dev/null | head -1); MPI+env: MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736"
+  echo " bandwidth: one-way streaming, rank 0 sends back-to-back blocking messages (1 GiB per sample,"
+  echo " at least 4), rank 1 answers 8 bytes; latency: 8-byte ping-pong, half round trip (10000 per sample)"
+  echo " medians of $samples samples ($ROUNDS rounds alternating weft, MPI, MPI+env); ratio against the better MPI"
+  echo
+  printf " %10s  %10s  %10s  %12s  %6s  %-8s %s\n" size "weft GB/s" "MPI GB/s" "MPI+env GB/s" ratio target ""
+  local b
+  for b in $(bytes_list); do
+    local w m e best rt
+    w=$(lookup "$out/shm.bw" weft "$b" 3)
+    m=$(lookup "$out/shm.bw" mpi "$b" 3)
+    e=$(lookup "$out/shm.bw" mpi-env "$b" 3)
+    best=$(awk -v m="$m" -v e="$e" 'BEGIN { if (m == "-") print e; else if (e == "-" || m + 0 > e + 0) print m; else print e }')
+    rt=$(ratio "$w" "$best")
+    printf " %10s  %10s  %10s  %12s  %6s  %-8s %s\n" "$(human "$b")" "$(fmt 2 "$w")" "$(fmt 2 "$m")" "$(fmt 2 "$e")" \
+      "$rt" ">= 1.00" "$(verdict "$rt" ">=" 1.0)"
+  done
+  local w m e best rt
+  w=$(lookup "$out/shm.lat" weft 8 3)
+  m=$(lookup "$out/shm.lat" mpi 8 3)
+  e=$(lookup "$out/shm.lat" mpi-env 8 3)
+  best=$(awk -v m="$m" -v e="$e" 'BEGIN { if (m == "-") print e; else if (e == "-" || m + 0 < e + 0) print m; else print e }')
+  rt=$(ratio "$w" "$best")
+  echo
+  printf " %10s  %10s  %10s  %12s  %6s  %-8s %s\n" latency "weft us" "MPI us" "MPI+env us" ratio target ""
+  printf " %10s  %10s  %10s  %12s  %6s  %-8s %s\n" "8 B" "$(fmt 3 "$w")" "$(fmt 3 "$m")" "$(fmt 3 "$e")" "$rt" "<= 1.50" \
+    "$(verdict "$rt" "<=" 1.5)"
+}
+
+# ---------------------------------------------------------------------------------------------
+make_namespaces() {
+  ip netns add "$ns0" && ip netns add "$ns1" &&
+    ip link add "wb0-$$" type veth peer name "wb1-$$" &&
+    ip link set "wb0-$$" netns "$ns0" && ip link set "wb1-$$" netns "$ns1" &&
+    ip -n "$ns0" link set "wb0-$$" name wb0 && ip -n "$ns1" link set "wb1-$$" name wb1 &&
+    ip -n "$ns0" addr add 10.99.0.1/24 dev wb0 && ip -n "$ns1" addr add 10.99.0.2/24 dev wb1 &&
+    ip -n "$ns0" link set lo up && ip -n "$ns1" link set lo up &&
+    ip -n "$ns0" link set wb0 up && ip -n "$ns1" link set wb1 up
+}
+
+# One weft run: rank 0 in ns0, rank 1 in ns1, two "hosts" (NCCL_HOSTID), the id from NCCL_COMM_ID.
+weft_net_once() {
+  local comm_id=10.99.0.1:29517
+  ip netns exec "$ns1" env NCCL_COMM_ID=$comm_id NCCL_HOSTID=weft-bench-host1 NCCL_SOCKET_IFNAME=wb1 \
+    timeout 100 "$BIN" p2p --rank 1 --timeout 90 "$@" >/dev/null 2>"$out/net1.err" &
+  local peer=$!
+  ip netns exec "$ns0" env NCCL_COMM_ID=$comm_id NCCL_HOSTID=weft-bench-host0 NCCL_SOCKET_IFNAME=wb0 \
+    timeout 100 "$BIN" p2p --rank 0 --timeout 90 "$@" 2>"$out/net0.err"
+  local rc=$?
+  wait $peer || rc=1
+  [ $rc -ne 0 ] && cat "$out/net0.err" "$out/net1.err" >&2
+  return $rc
+}
+
+# One iperf3 run (one stream, its defaults, -t 3); prints the receiver's GB/s.
+iperf3_once() {
+  local port=29518 i
+  ip netns exec "$ns0" timeout 30 iperf3 -s -1 -B 10.99.0.1 -p $port >/dev/null 2>&1 &
+  local server=$!
+  for i in $(seq 1 50); do
+    ip netns exec "$ns0" ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+    sleep 0.1
+  done
+  ip netns exec "$ns1" timeout 30 iperf3 -c 10.99.0.1 -p $port -t 3 -f m 2>&1 |
+    awk '/receiver/ { for (i = 1; i < NF; i++) if ($(i + 1) == "Mbits/sec") printf "RESULT test=bw impl=iperf3 bytes=0 rep=0 gbps=%.4f\n", $i / 8000 }'
+  wait $server
+}
+
+part_net() {
+  header "send/recv across 2 network namespaces (veth): weft socket plugin vs iperf3"
+  if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+    echo " SKIP: creating network namespaces needs root and iproute2"
+    return 0
+  fi
+  if ! make_namespaces 2>"$out/netns.err"; then
+    echo " SKIP: could not create network namespaces and a veth pair: $(head -2 "$out/netns.err" | tr '\n' ' ')"
+    return 0
+  fi
+  local have_iperf=1
+  command -v iperf3 >/dev/null || have_iperf=0
+  local args=(--sizes "$SIZES" --reps 2 --bytes-per-rep 1G --lat-iters 5000 --lat-warmup 500 --label weft)
+  local r
+  : >"$out/net.txt"
+  for r in $(seq 1 "$ROUNDS"); do
+    retry3 weft_net_once "${args[@]}" >>"$out/net.txt" || echo " weft round $r failed"
+    [ $have_iperf = 1 ] && iperf3_once >>"$out/net.txt"
+  done
+  collect impl bytes gbps <"$out/net.txt" | summarize max >"$out/net.bw"
+  collect impl bytes us <"$out/net.txt" | summarize min >"$out/net.lat"
+  local ip3 ip3n samples
+  ip3=$(lookup "$out/net.bw" iperf3 0 3)
+  ip3n=$(lookup "$out/net.bw" iperf3 0 5)
+  samples=$(lookup "$out/net.bw" weft "$(bytes_list | head -1)" 5)
+  echo " ranks: NCCL_HOSTID differs per namespace (two hosts: the net plugin, $(basename "$BUILD")/lib/libweft-net-socket.so),"
+  echo " NCCL_SOCKET_IFNAME=wb0/wb1 (10.99.0.1/2), id from NCCL_COMM_ID; weft: the same streaming as above,"
+  echo " medians of $samples samples; iperf3 $(iperf3 --version | head -1 | cut -d' ' -f2): one stream, -t 3,"
+  echo " receiver rate, median of $ip3n runs; $ROUNDS rounds alternating weft and iperf3"
+  echo
+  [ $have_iperf = 0 ] && echo " (no iperf3: install it for the baseline)"
+  printf " %10s  %10s  %12s  %6s  %-8s %s\n" size "weft GB/s" "iperf3 GB/s" ratio target ""
+  local b
+  for b in $(bytes_list); do
+    local w rt
+    w=$(lookup "$out/net.bw" weft "$b" 3)
+    rt=$(ratio "$w" "$ip3")
+    printf " %10s  %10s  %12s  %6s  %-8s %s\n" "$(human "$b")" "$(fmt 2 "$w")" "$(fmt 2 "$ip3")" "$rt" ">= 0.90" \
+      "$(verdict "$rt" ">=" 0.9)"
+  done
+  echo
+  echo " 8-byte half round trip over the plugin: $(fmt 2 "$(lookup "$out/net.lat" weft 8 3)") us (no target)"
+}
+
+for p in "${parts[@]}"; do
+  case $p in
+    init) part_init ;;
+    shm) part_shm ;;
+    net) part_net ;;
+    *) echo "unknown part: $p (init, shm, net)" >&2; exit 2 ;;
+  esac
+done
