@@ -439,7 +439,9 @@ weft::Status enqueueP2p(bool send, const void* buff, size_t count, weft_datatype
     g.tasks.push_back(t);
     return Status::ok();
   }
-  std::vector<rt::P2pTask> one{t};
+  // One reused vector per thread: a blocking call allocates nothing.
+  thread_local std::vector<rt::P2pTask> one;
+  one.assign(1, t);
   return rt::runTasks(one);
 }
 

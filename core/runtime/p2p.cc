@@ -87,6 +87,8 @@ Result<bool> stepRecv(P2pTask& t) {
 
 // Pairs each communicator's sends to itself with its receives from itself, in order.
 Status runSelf(std::vector<P2pTask>& tasks) {
+  if (std::none_of(tasks.begin(), tasks.end(), [](const P2pTask& t) { return t.peer == t.comm->rank; }))
+    return Status::ok();
   std::map<Comm*, std::pair<std::vector<size_t>, std::vector<size_t>>> self;
   for (size_t i = 0; i < tasks.size(); ++i) {
     P2pTask& t = tasks[i];
@@ -113,27 +115,46 @@ Status runSelf(std::vector<P2pTask>& tasks) {
   return Status::ok();
 }
 
+// Finds each task's connection (connecting the missing ones, all at once) and the task before it
+// on the same connection.
 Status connectTasks(std::vector<P2pTask>& tasks) {
-  std::set<std::tuple<Comm*, int, bool>> seen;
+  auto bind = [](P2pTask& t) {
+    Comm::Key k{1, 0, t.peer};
+    if (t.send) {
+      auto it = t.comm->sends.find(k);
+      t.sendConn = it == t.comm->sends.end() ? nullptr : it->second.get();
+      return t.sendConn != nullptr;
+    }
+    auto it = t.comm->recvs.find(k);
+    t.recvConn = it == t.comm->recvs.end() ? nullptr : it->second.get();
+    return t.recvConn != nullptr;
+  };
   std::vector<ConnectRequest> reqs;
   for (P2pTask& t : tasks) {
-    if (t.done) continue;
-    Comm::Key k{1, 0, t.peer};
-    bool have = t.send ? t.comm->sends.count(k) != 0 : t.comm->recvs.count(k) != 0;
-    if (!have && seen.insert({t.comm, t.peer, t.send}).second) reqs.push_back({t.comm, 1, 0, t.peer, t.send});
+    if (t.done || bind(t)) continue;
+    bool dup = std::any_of(reqs.begin(), reqs.end(), [&](const ConnectRequest& r) {
+      return r.comm == t.comm && r.peer == t.peer && r.send == t.send;
+    });
+    if (!dup) reqs.push_back({t.comm, 1, 0, t.peer, t.send});
   }
-  if (!reqs.empty()) WEFT_TRY(connectAll(reqs));
-  std::map<std::tuple<Comm*, int, bool>, int> lastOn;
+  if (!reqs.empty()) {
+    WEFT_TRY(connectAll(reqs));
+    for (P2pTask& t : tasks)
+      if (!t.done && !bind(t)) return internalError(strprintf("rank %d: no connection to rank %d after connecting", t.comm->rank, t.peer));
+  }
+  // Tasks on one connection run in the order they were posted. Groups are small: a scan back is
+  // cheaper than a map.
   for (size_t i = 0; i < tasks.size(); ++i) {
     P2pTask& t = tasks[i];
+    t.after = -1;
     if (t.done) continue;
-    Comm::Key k{1, 0, t.peer};
-    if (t.send) t.sendConn = t.comm->sends.at(k).get();
-    else t.recvConn = t.comm->recvs.at(k).get();
-    auto key = std::make_tuple(t.comm, t.peer, t.send);
-    auto it = lastOn.find(key);
-    t.after = it == lastOn.end() ? -1 : it->second;
-    lastOn[key] = static_cast<int>(i);
+    for (size_t j = i; j-- > 0;) {
+      const P2pTask& u = tasks[j];
+      if (!u.done && u.send == t.send && u.sendConn == t.sendConn && u.recvConn == t.recvConn) {
+        t.after = static_cast<int>(j);
+        break;
+      }
+    }
   }
   return Status::ok();
 }
@@ -199,18 +220,26 @@ Status runTasks(std::vector<P2pTask>& tasks) {
   for (const P2pTask& t : tasks) left += t.done ? 0 : 1;
   Clock::time_point idleSince{};
   bool idle = false;
+  unsigned idlePasses = 0;
   while (left > 0) {
     WEFT_ASSIGN_OR_RETURN(bool moved, progressPass(tasks, left));
     if (moved || left == 0) {
       idle = false;
       continue;
     }
-    WEFT_TRY(stoppedAny(tasks));
-    Clock::time_point now = Clock::now();
+    // The clock and the stop flags are read once every 32 idle passes: a pass must stay short
+    // for the spin to see a peer's step as soon as it lands.
     if (!idle) {
       idle = true;
-      idleSince = now;
+      idlePasses = 0;
+      idleSince = Clock::now();
     }
+    if ((++idlePasses & 31) != 0) {
+      cpuRelax();
+      continue;
+    }
+    WEFT_TRY(stoppedAny(tasks));
+    Clock::time_point now = Clock::now();
     auto waited = now - idleSince;
     if (waited < kSpinFor) {
       for (int i = 0; i < 16; ++i) cpuRelax();

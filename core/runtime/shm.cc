@@ -16,13 +16,15 @@ namespace weft::runtime {
 namespace {
 
 constexpr size_t kCtrlBytes = 4096;  // the control page before the slots
-constexpr uint64_t kLastFlag = uint64_t{1} << 63;
+constexpr uint32_t kLastFlag = uint32_t{1} << 31;  // steps are < 2 GiB (NCCL_BUFFSIZE <= 1 GiB)
 
 // The control page of a connection. Each side writes only its own words; cache lines apart.
 struct ShmCtrl {
-  alignas(64) std::atomic<uint64_t> tail;  // sender: steps published
+  // Written by the sender only, read by the receiver: one cache line, so a small message costs
+  // the receiver this line and the slot's.
+  alignas(64) std::atomic<uint64_t> tail;  // steps published
+  uint32_t sizes[kSteps];                  // bytes of each slot's step | kLastFlag
   alignas(64) std::atomic<uint64_t> head;  // receiver: steps consumed (credits)
-  alignas(64) uint64_t sizes[kSteps];      // sender: bytes of each slot's step | kLastFlag
   alignas(64) std::atomic<int32_t> senderMapped;
   std::atomic<int32_t> senderFailed;    // rank + 1 of a failure the sender reported, 0: none
   std::atomic<int32_t> receiverFailed;
@@ -129,6 +131,11 @@ void futexWait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::micr
 void ringBell(Bell* bell) {
   if (bell == nullptr) return;
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  ringBellAfterBarrier(bell);
+}
+
+void ringBellAfterBarrier(Bell* bell) {
+  if (bell == nullptr) return;
   if (bell->sleepers.load(std::memory_order_seq_cst) == 0) return;
   bell->seq.fetch_add(1, std::memory_order_seq_cst);
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell->seq), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
@@ -163,7 +170,7 @@ Result<const void*> ShmRecv::peek(size_t* bytes, bool* last, int /*want*/) {
     return static_cast<const void*>(nullptr);
   }
   size_t slot = head_ % kSteps;
-  uint64_t s = c->sizes[slot];
+  uint32_t s = c->sizes[slot];
   *bytes = static_cast<size_t>(s & ~kLastFlag);
   *last = (s & kLastFlag) != 0;
   return static_cast<const void*>(slotsOf(seg_) + slot * stepSize_);
@@ -171,8 +178,9 @@ Result<const void*> ShmRecv::peek(size_t* bytes, bool* last, int /*want*/) {
 
 Status ShmRecv::release() {
   ++head_;
-  ctrlOf(seg_)->head.store(head_, std::memory_order_release);
-  ringBell(peerBell_);
+  // A full barrier (the exchange) between publishing and looking for a sleeper: see sleepOnBell.
+  ctrlOf(seg_)->head.exchange(head_, std::memory_order_seq_cst);
+  ringBellAfterBarrier(peerBell_);
   return Status::ok();
 }
 
@@ -204,10 +212,10 @@ Result<void*> ShmSend::acquire() {
 
 Status ShmSend::post(size_t bytes, bool last) {
   ShmCtrl* c = ctrlOf(seg_);
-  c->sizes[tail_ % kSteps] = bytes | (last ? kLastFlag : 0);
+  c->sizes[tail_ % kSteps] = static_cast<uint32_t>(bytes) | (last ? kLastFlag : 0);
   ++tail_;
-  c->tail.store(tail_, std::memory_order_release);
-  ringBell(peerBell_);
+  c->tail.exchange(tail_, std::memory_order_seq_cst);
+  ringBellAfterBarrier(peerBell_);
   return Status::ok();
 }
 

@@ -59,8 +59,11 @@ class BellSegment {
   ShmSegment seg_;
 };
 
-// Wakes the owner of `bell` if it sleeps. Cheap when it does not.
+// Wakes the owner of `bell` if it sleeps. Cheap when it does not. The caller has just published
+// something the sleeper waits for; ringBellAfterBarrier is for callers that published it with a
+// sequentially consistent read-modify-write (a full barrier), which saves a second fence.
 void ringBell(Bell* bell);
+void ringBellAfterBarrier(Bell* bell);
 // Sleeps on `bell` until rung or `timeout` passes, unless `stillIdle()` turns false after the
 // sleeper has announced itself (no wake-up is ever lost).
 template <typename F>
