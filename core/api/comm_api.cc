@@ -191,6 +191,8 @@ void teardown(weft_comm* c, bool abort) {
     if (comm.bootstrap) comm.bootstrap->fail(comm.rank);
   }
   if (comm.initThread.joinable()) comm.initThread.join();
+  // A root this process runs for an init that never completed stops now, not at its deadline.
+  if (comm.state.load() != 0 && comm.jobMagic != 0) runtime::stopRoot(comm.jobMagic);
   while (comm.activeCalls.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   registry().remove(c);
   delete c;

@@ -104,6 +104,11 @@ class RootRegistry {
       old->thread.join();
     }
   }
+  void stop(uint64_t magic) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(magic);
+    if (it != entries_.end()) it->second.stop->store(true);
+  }
   void join(uint64_t magic) {
     std::optional<Entry> e;
     {
@@ -215,6 +220,11 @@ Result<BootstrapHandle> startRoot(const SockAddr& addr, uint64_t magic, std::chr
 }
 
 void joinRoot(uint64_t magic) { roots().join(magic); }
+
+void stopRoot(uint64_t magic) {
+  roots().stop(magic);
+  roots().join(magic);
+}
 
 Result<SockAddr> bootstrapAddress(const config::Settings& settings, const SockAddr* root) {
   static std::mutex mutex;

@@ -38,6 +38,9 @@ Result<BootstrapHandle> startRoot(const SockAddr& addr, uint64_t magic, std::chr
 
 // Waits for the root thread of `magic` started in this process, if any, to end.
 void joinRoot(uint64_t magic);
+// Ends the root thread of `magic` started in this process, if any (a failed or aborted init must
+// not leave it waiting for ranks until its deadline).
+void stopRoot(uint64_t magic);
 
 // The bootstrap interface's address (port 0), chosen once per process. `root` (NCCL_COMM_ID)
 // steers the choice to the root's subnet. Logs NCCL's "Bootstrap: Using <if>:<ip><port>" line.

@@ -22,7 +22,7 @@ struct ConnectInfo {
   int32_t type;  // 1: SHM, 2: NET
   int32_t netDev;
   char shmName[96];
-  char handle[WEFT_NET_HANDLE_MAXSIZE];
+  alignas(16) char handle[WEFT_NET_HANDLE_MAXSIZE];
 };
 
 uint32_t connectTag(int connIndex, int channel) {
@@ -153,11 +153,15 @@ Status Comm::stoppedStatus(const std::string& what) {
   return Status(Code::kSystemError, strprintf("communicator aborted (weft_comm_abort) while %s", what.c_str()));
 }
 
-Status connectAll(const std::vector<ConnectRequest>& requests) {
+Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* deadline) {
   std::vector<PendingConnection> pending;
   for (const ConnectRequest& r : requests) pending.push_back({r, nullptr, nullptr, nullptr, nullptr, false});
-  auto deadlineOf = [](const PendingConnection& p) {
-    return p.req.comm->opDeadline(strprintf("connecting rank %d to rank %d", p.req.comm->rank, p.req.peer));
+  auto deadlineOf = [deadline](const PendingConnection& p) {
+    std::string what = strprintf("connecting rank %d to rank %d", p.req.comm->rank, p.req.peer);
+    if (deadline == nullptr) return p.req.comm->opDeadline(what);
+    Deadline d = *deadline;
+    d.what = what;
+    return d;
   };
   for (PendingConnection& p : pending)
     if (!p.req.send) WEFT_TRY(createRecvSide(p, deadlineOf(p)));
@@ -171,6 +175,7 @@ Status connectAll(const std::vector<ConnectRequest>& requests) {
     }
     if (left == 0) break;
     WEFT_TRY(checkStopped(pending));
+    if (deadline != nullptr) WEFT_TRY(deadline->sliceMs().takeStatus());
     if (spins > 100) std::this_thread::sleep_for(std::chrono::microseconds(spins > 1000 ? 1000 : 50));
   }
   for (PendingConnection& p : pending) {
@@ -269,7 +274,7 @@ Status selectNetIfNeeded(Comm& c) {
   return Status::ok();
 }
 
-Status connectRings(Comm& c) {
+Status connectRings(Comm& c, const Deadline& dl) {
   std::vector<ConnectRequest> reqs;
   for (int ch = 0; ch < c.channels.nChannels; ++ch) {
     int next = c.channels.ringNextOf(ch, c.rank);
@@ -278,7 +283,7 @@ Status connectRings(Comm& c) {
     reqs.push_back({&c, 0, ch, prev, false});
     reqs.push_back({&c, 0, ch, next, true});
   }
-  WEFT_TRY(connectAll(reqs));
+  WEFT_TRY(connectAll(reqs, &dl));
   WEFT_INFO(log::kInit, "Connected all rings");
   return Status::ok();
 }
@@ -290,6 +295,7 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
   log::ScopedDevice logAsRank(rank);  // the device is known after the peers' exchange
   c.rank = rank;
   c.nranks = nranks;
+  c.jobMagic = handle.magic;
   c.mode = c.settings.isSet("NCCL_TOPO_FILE") ? DeviceMode::kEmulated : DeviceMode::kCpu;
   c.stepSize = static_cast<size_t>(c.settings.integer("NCCL_BUFFSIZE")) / kSteps;
   c.commHash = topo::ncclStringHash(std::string_view(reinterpret_cast<const char*>(&handle), sizeof(handle)));
@@ -308,6 +314,8 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
     c.rootMagic = handle.magic;
   }
   WEFT_ASSIGN_OR_RETURN(c.bootstrap, Bootstrap::init(handle, local, rank, nranks, dl));
+  // Every rank has checked in: a root in this process has done its work.
+  joinRoot(handle.magic);
   c.bootstrap->startWatch([&c](int failed, const std::string& text) { c.fail(remoteError(text), failed); });
   double tBootstrap = secondsSince(t0);
 
@@ -333,9 +341,8 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
   WEFT_TRY(buildChannels(c));
   double topoSeconds = secondsSince(tTopo);
   auto tConn = std::chrono::steady_clock::now();
-  WEFT_TRY(connectRings(c));
+  WEFT_TRY(connectRings(c, dl));
   double connSeconds = secondsSince(tConn);
-  if (c.rootMagic != 0) joinRoot(c.rootMagic);
   double total = secondsSince(t0);
   WEFT_INFO(log::kInit, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId 0 commId 0x%llx - Init COMPLETE",
             static_cast<void*>(&c), rank, nranks, c.dev, c.dev, static_cast<unsigned long long>(c.commHash));

@@ -97,6 +97,7 @@ class Comm {
   std::atomic<int> activeCalls{0};
   bool finalized = false;
   uint64_t rootMagic = 0;  // the root this rank started (NCCL_COMM_ID), joined after init
+  uint64_t jobMagic = 0;   // the id's magic: this process may run its root
   void* apiHandle = nullptr;  // the C API's weft_comm_t holding this communicator
 
   Bell* bellOf(int peer) const;
@@ -122,7 +123,9 @@ struct ConnectRequest {
   int peer;
   bool send;
 };
-Status connectAll(const std::vector<ConnectRequest>& requests);
+// `deadline` bounds the waits (init's WEFT_INIT_TIMEOUT); null: each communicator's operation
+// deadline (abortable, unbounded, as a point-to-point call waits for its peer).
+Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* deadline = nullptr);
 
 // Split: a collective over `parent` (see weft_comm_split). Returns nullopt for
 // WEFT_SPLIT_NOCOLOR, else the new communicator's bootstrap handle, size and this rank's rank;

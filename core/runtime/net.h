@@ -45,7 +45,8 @@ class NetRecv : public RecvConnection {
   plugin::NetInstance* net_ = nullptr;
   size_t stepSize_ = 0;
   int peerRank_ = -1;
-  std::array<char, WEFT_NET_HANDLE_MAXSIZE> handle_{};
+  // Plugins read the handle as their own struct: keep it aligned as NCCL's are.
+  alignas(16) std::array<char, WEFT_NET_HANDLE_MAXSIZE> handle_{};
   void* listenComm_ = nullptr;
   void* recvComm_ = nullptr;
   void* mhandle_ = nullptr;
@@ -76,7 +77,7 @@ class NetSend : public SendConnection {
   int dev_ = 0;
   size_t stepSize_ = 0;
   int peerRank_ = -1;
-  std::array<char, WEFT_NET_HANDLE_MAXSIZE> handle_{};
+  alignas(16) std::array<char, WEFT_NET_HANDLE_MAXSIZE> handle_{};
   void* sendComm_ = nullptr;
   void* mhandle_ = nullptr;
   std::unique_ptr<SlotBuffer> slots_;

@@ -121,7 +121,12 @@ Discovery discover(const Config& config) {
   found.provider = providers[static_cast<size_t>(chosen)];
   std::vector<const fi_info*> byIndex;
   for (const fi_info* i = list.get(); i != nullptr; i = i->next) byIndex.push_back(i);
-  for (size_t index : firstEntryPerDomain(infos, found.provider)) {
+  std::vector<size_t> picked = firstEntryPerDomain(infos, found.provider);
+  std::vector<size_t> kept = withoutLoopback(infos, picked);
+  if (kept.size() != picked.size())
+    OFI_INFO("NET/OFI : leaving out %zu loopback/docker domain(s) of provider %s", picked.size() - kept.size(),
+             found.provider.c_str());
+  for (size_t index : kept) {
     if (auto d = makeDevice(*byIndex[index])) found.devices.push_back(std::move(d));
   }
   if (found.devices.empty()) found.note = "provider " + found.provider + " has no usable domain";
@@ -147,6 +152,17 @@ std::vector<size_t> firstEntryPerDomain(const std::vector<InfoSummary>& infos, c
     if (!seen) out.push_back(i);
   }
   return out;
+}
+
+std::vector<size_t> withoutLoopback(const std::vector<InfoSummary>& infos, const std::vector<size_t>& picked) {
+  auto local = [&](size_t i) {
+    const std::string& d = infos[i].domain;
+    return d == "lo" || d.rfind("docker", 0) == 0;
+  };
+  std::vector<size_t> out;
+  for (size_t i : picked)
+    if (!local(i)) out.push_back(i);
+  return out.empty() ? picked : out;
 }
 
 int chooseSpeedMbps(uint64_t linkBitsPerSecond, long sysfsMbps, std::string* source) {

@@ -61,6 +61,10 @@ std::vector<std::string> providersOf(const std::vector<InfoSummary>& infos);
 // Indices of the first entry of each domain of `provider`, in order (one device per domain:
 // libfabric lists a domain once per address and endpoint variant).
 std::vector<size_t> firstEntryPerDomain(const std::vector<InfoSummary>& infos, const std::string& provider);
+// Drops the loopback and docker domains (lo, docker*) of providers over kernel interfaces when
+// any other domain is left, as aws-ofi-nccl does by default (OFI_NCCL_EXCLUDE_TCP_IF=lo,docker0):
+// a rank that picked lo could not reach another host.
+std::vector<size_t> withoutLoopback(const std::vector<InfoSummary>& infos, const std::vector<size_t>& picked);
 // The speed in Mbps from the provider's link attribute (bits/s, 0 = unknown), else from sysfs
 // (Mbps, <= 0 = unknown), else kFallbackSpeedMbps. `source` says which.
 int chooseSpeedMbps(uint64_t linkBitsPerSecond, long sysfsMbps, std::string* source);

@@ -32,13 +32,6 @@ double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(
 
 bool contains(const char* text, const char* part) { return std::strstr(text, part) != nullptr; }
 
-void expectNoLeftovers(const std::vector<RankOutcome>& out) {
-  for (const RankOutcome& o : out) {
-    std::vector<std::string> left = shmLeftovers(o.pid);
-    EXPECT_TRUE(left.empty()) << "pid " << o.pid << " left /dev/shm/" << (left.empty() ? "" : left[0]);
-  }
-}
-
 // ---- arguments ---------------------------------------------------------------------------------
 
 TEST(CommArguments, EveryBadArgumentSaysWhatAndWhere) {

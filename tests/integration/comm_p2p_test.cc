@@ -17,22 +17,6 @@
 namespace weft::testing {
 namespace {
 
-// The byte at offset i of what `rank` sends in message `msg`.
-uint8_t pattern(int rank, int msg, size_t i) {
-  return static_cast<uint8_t>((i * 131u) ^ (static_cast<unsigned>(rank) * 29u) ^ (static_cast<unsigned>(msg) * 7u) ^ (i >> 12));
-}
-
-void fill(uint8_t* b, size_t n, int rank, int msg) {
-  for (size_t i = 0; i < n; ++i) b[i] = pattern(rank, msg, i);
-}
-
-// Index of the first wrong byte, or -1.
-long firstWrong(const uint8_t* b, size_t n, int rank, int msg) {
-  for (size_t i = 0; i < n; ++i)
-    if (b[i] != pattern(rank, msg, i)) return static_cast<long>(i);
-  return -1;
-}
-
 // Each rank sends `count` elements to next and receives from prev, in one group (receive first
 // when `recvFirst`).
 int ringExchange(weft_comm_t* comm, size_t count, weft_datatype_t type, int msg, bool recvFirst = false) {
@@ -69,14 +53,6 @@ int closeComm(weft_comm_t* comm) {
   return 0;
 }
 
-void expectNoLeftovers(const std::vector<RankOutcome>& out) {
-  for (const RankOutcome& o : out) {
-    std::vector<std::string> left = shmLeftovers(o.pid);
-    EXPECT_TRUE(left.empty()) << "pid " << o.pid << " left " << left.size() << " entries in /dev/shm, e.g. "
-                              << (left.empty() ? "" : left[0]);
-  }
-}
-
 class CommRanks : public ::testing::TestWithParam<int> {};
 
 TEST_P(CommRanks, ProcessesInitExchangeAndLeaveNothingInDevShm) {
@@ -101,7 +77,7 @@ TEST_P(CommRanks, ProcessesInitExchangeAndLeaveNothingInDevShm) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OneHost, CommRanks, ::testing::Values(1, 2, 3, 4, 8),
-                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+                         [](const auto& p) { return std::to_string(p.param) + "ranks"; });
 
 // 0 B to 256 MiB between two processes, including sizes around the 512 KiB step and odd ones.
 TEST(CommSendRecv, SizesFromZeroTo256MiB) {
@@ -313,7 +289,7 @@ TEST_P(CommThreads, InitAllAndOneGroupAcrossRanks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OneProcess, CommThreads, ::testing::Values(1, 2, 4, 8),
-                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+                         [](const auto& p) { return std::to_string(p.param) + "ranks"; });
 
 }  // namespace
 }  // namespace weft::testing

@@ -4,6 +4,9 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
+#include <cstdint>
+
 #include <chrono>
 #include <functional>
 #include <map>
@@ -30,6 +33,7 @@ struct JobSpec {
   std::map<int, std::map<std::string, std::string>> env;
   // When false, ranks get no shared id: fn creates its own (NCCL_COMM_ID tests).
   bool shareId = true;
+  int parentThreads = 1;  // set by runJob
 };
 
 // Runs fn(rank, id) in nranks children. Rank 0 makes the id with weft_get_unique_id and hands it
@@ -41,6 +45,23 @@ std::string failures(const std::vector<RankOutcome>& out);
 
 // /dev/shm entries whose name weft gave them for process `pid` ("weft-<pid>-…").
 std::vector<std::string> shmLeftovers(pid_t pid);
+// Fails the current test for every rank process that left an entry in /dev/shm.
+void expectNoLeftovers(const std::vector<RankOutcome>& out);
+
+// The byte at offset i of what `rank` sends in message `msg`: every rank and message differ.
+inline uint8_t pattern(int rank, int msg, size_t i) {
+  return static_cast<uint8_t>((i * 131u) ^ (static_cast<unsigned>(rank) * 29u) ^ (static_cast<unsigned>(msg) * 7u) ^
+                              (i >> 12));
+}
+inline void fill(uint8_t* b, size_t n, int rank, int msg) {
+  for (size_t i = 0; i < n; ++i) b[i] = pattern(rank, msg, i);
+}
+// Index of the first byte that is not pattern(rank, msg, i), or -1.
+inline long firstWrong(const uint8_t* b, size_t n, int rank, int msg) {
+  for (size_t i = 0; i < n; ++i)
+    if (b[i] != pattern(rank, msg, i)) return static_cast<long>(i);
+  return -1;
+}
 
 }  // namespace weft::testing
 

@@ -48,6 +48,11 @@ TEST(OfiDevices, OneDevicePerDomainOfTheChosenProviderInOrder) {
   EXPECT_EQ(firstEntryPerDomain(infos, "tcp;ofi_rxm"), (std::vector<size_t>{0, 2}));
   EXPECT_EQ(firstEntryPerDomain(infos, "net"), (std::vector<size_t>{4}));
   EXPECT_TRUE(firstEntryPerDomain(infos, "efa").empty());
+  // lo is left out while another domain remains; alone, it stays (one-host runs on loopback).
+  EXPECT_EQ(withoutLoopback(infos, {0, 2}), (std::vector<size_t>{0}));
+  EXPECT_EQ(withoutLoopback(infos, {2}), (std::vector<size_t>{2}));
+  std::vector<InfoSummary> docker = {{"tcp", "docker0"}, {"tcp", "ib0"}};
+  EXPECT_EQ(withoutLoopback(docker, {0, 1}), (std::vector<size_t>{1}));
 }
 
 TEST(OfiDevices, SpeedFromLinkThenSysfsThenTenGigabits) {

@@ -1,0 +1,395 @@
+// Communicators across hosts. Emulated GPUs: every rank plays a GPU of a topology file, hosts are
+// told apart by NCCL_HOSTID and talk through the socket plugin over loopback; each rank's Ring,
+// Trees and Tree lines (and rank 0's channel list) must equal `weft search`'s for that rank.
+// Real hosts: network namespaces made by the test, joined by veth pairs to a bridge in a switch
+// namespace, one NCCL_HOSTID each, over the socket and the OFI (tcp) plugins.
+// Every byte received is checked; every job runs under a deadline.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/ranks.h"
+
+namespace weft::testing {
+namespace {
+
+constexpr const char* kTopology = WEFT_SOURCE_DIR "/examples/topologies/hgx-h100-8gpu.xml";
+constexpr int kGpusPerHost = 8;  // GPUs of kTopology
+
+
+// Each rank sends `bytes` to next and receives them from prev, in one group; checks every byte.
+int exchange(weft_comm_t* comm, int rank, int next, int prev, size_t bytes, int msg) {
+  std::vector<uint8_t> s(bytes), r(bytes, 0);
+  for (size_t i = 0; i < bytes; ++i) s[i] = pattern(rank, msg, i);
+  RANK_OK(weft_group_start());
+  RANK_OK(weft_send(s.data(), bytes, weftUint8, next, comm, nullptr));
+  RANK_OK(weft_recv(r.data(), bytes, weftUint8, prev, comm, nullptr));
+  RANK_OK(weft_group_end());
+  for (size_t i = 0; i < bytes; ++i)
+    RANK_CHECK(r[i] == pattern(prev, msg, i), "rank %d, message %d: byte %zu of %zu from rank %d is wrong", rank, msg,
+               i, bytes, prev);
+  return 0;
+}
+
+int closeComm(weft_comm_t* comm) {
+  weft_result_t async = weftInternalError;
+  RANK_OK(weft_comm_get_async_error(comm, &async));
+  RANK_CHECK(async == weftSuccess, "async error %d", static_cast<int>(async));
+  RANK_OK(weft_comm_finalize(comm));
+  RANK_OK(weft_comm_destroy(comm));
+  return 0;
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The per-rank graph lines `weft search` prints: Ring, Trees, Tree and rank 0's channel list
+// ("Channel 00/16 :  0  7  6 …", not the connection lines "Channel 00/0 : 1[1] -> 0[0] via …").
+bool isGraphLine(const std::string& text) {
+  static const std::regex channelList("Channel [0-9]+/[0-9]+ :( +[0-9]+)+");
+  return text.rfind("Ring ", 0) == 0 || text.rfind("Trees ", 0) == 0 || text.rfind("Tree ", 0) == 0 ||
+         std::regex_match(text, channelList);
+}
+
+// The text after "NCCL INFO " of every graph line in a rank's output (NCCL's prefix
+// "host:pid:tid [dev] NCCL INFO ", or weft search's "[rank] NCCL INFO ").
+std::vector<std::string> graphLines(const std::string& output) {
+  const std::string marker = " NCCL INFO ";
+  std::vector<std::string> out;
+  for (const std::string& line : splitLines(output)) {
+    size_t at = line.find(marker);
+    if (at == std::string::npos) continue;
+    std::string text = line.substr(at + marker.size());
+    if (isGraphLine(text)) out.push_back(text);
+  }
+  return out;
+}
+
+// The lines of `output` that contain `needle`.
+std::vector<std::string> linesWith(const std::string& output, const std::string& needle) {
+  std::vector<std::string> out;
+  for (const std::string& line : splitLines(output))
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+  return out;
+}
+
+// stdout of a shell command and its exit status.
+struct CommandResult {
+  int status = -1;
+  std::string output;
+};
+
+CommandResult runCommand(const std::string& command) {
+  CommandResult r;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) r.output.append(buf, n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// `weft search kTopology --nodes N --rank R`'s graph lines for every rank.
+std::vector<std::vector<std::string>> searchLines(int nodes) {
+  std::vector<std::vector<std::string>> out;
+  for (int r = 0; r < nodes * kGpusPerHost; ++r) {
+    CommandResult c = runCommand(std::string(WEFT_TOOL) + " search " + kTopology + " --nodes " + std::to_string(nodes) +
+                                 " --rank " + std::to_string(r));
+    EXPECT_EQ(c.status, 0) << c.output;
+    out.push_back(graphLines(c.output));
+  }
+  return out;
+}
+
+// ring[c][r]: rank r's next rank on channel c, from the "Ring cc : prev -> r -> next" lines.
+using Rings = std::vector<std::vector<int>>;
+
+Rings ringsOf(const std::vector<std::vector<std::string>>& lines) {
+  static const std::regex ring("Ring ([0-9]+) : (-?[0-9]+) -> ([0-9]+) -> (-?[0-9]+)");
+  Rings rings;
+  for (size_t r = 0; r < lines.size(); ++r) {
+    for (const std::string& l : lines[r]) {
+      std::smatch m;
+      if (!std::regex_match(l, m, ring)) continue;
+      size_t c = std::stoul(m[1]);
+      if (rings.size() <= c) rings.resize(c + 1, std::vector<int>(lines.size(), -1));
+      rings[c][r] = std::stoi(m[4]);
+    }
+  }
+  return rings;
+}
+
+// The distinct rings (a channel's ring that an earlier channel has is left out).
+Rings distinctRings(const Rings& rings) {
+  std::set<std::vector<int>> seen;
+  Rings out;
+  for (const std::vector<int>& next : rings)
+    if (seen.insert(next).second) out.push_back(next);
+  return out;
+}
+
+int prevOf(const std::vector<int>& next, int rank) {
+  for (size_t r = 0; r < next.size(); ++r)
+    if (next[r] == rank) return static_cast<int>(r);
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Emulated devices: hosts on loopback.
+
+class EmulatedHosts : public ::testing::TestWithParam<int> {};
+
+TEST_P(EmulatedHosts, GraphLinesEqualWeftSearchAndRingsCarryEveryByte) {
+  const int hosts = GetParam();
+  const int n = hosts * kGpusPerHost;
+  std::vector<std::vector<std::string>> expected = searchLines(hosts);
+  for (int r = 0; r < n; ++r) {
+    const std::vector<std::string>& lines = expected[static_cast<size_t>(r)];
+    auto count = [&lines](const char* start) {
+      return std::count_if(lines.begin(), lines.end(),
+                           [start](const std::string& l) { return l.rfind(start, 0) == 0; });
+    };
+    // Rank 0 lists every channel's ring; the others print none.
+    ASSERT_GT(count("Ring "), 0) << "weft search printed no Ring line for rank " << r;
+    ASSERT_EQ(count("Trees "), 1) << "rank " << r;
+    ASSERT_EQ(count("Channel "), r == 0 ? count("Ring ") : 0) << "rank " << r;
+  }
+  Rings rings = distinctRings(ringsOf(expected));
+  for (const std::vector<int>& next : rings)
+    for (int r = 0; r < n; ++r) ASSERT_GE(prevOf(next, r), 0) << "a ring of weft search does not reach rank " << r;
+
+  JobSpec spec;
+  spec.nranks = n;
+  spec.deadline = std::chrono::seconds(240);  // 16 processes on a small machine
+  spec.env[-1] = {{"NCCL_TOPO_FILE", kTopology},
+                  {"NCCL_DEBUG", "INFO"},
+                  {"NCCL_DEBUG_SUBSYS", "INIT,GRAPH"},
+                  {"NCCL_SOCKET_IFNAME", "lo"},
+                  {"NCCL_NET", "Socket"}};
+  for (int r = 0; r < n; ++r) spec.env[r]["NCCL_HOSTID"] = r < kGpusPerHost ? "hostA" : "hostB";
+  auto out = runJob(spec, [n, &rings](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+    int dev = -1;
+    RANK_OK(weft_comm_cu_device(comm, &dev));
+    RANK_CHECK(dev == rank % kGpusPerHost, "rank %d plays device %d", rank, dev);
+    int msg = 0;
+    if (exchange(comm, rank, (rank + 1) % n, (rank - 1 + n) % n, (4 << 20) + 3, ++msg) != 0) return 1;
+    for (const std::vector<int>& next : rings)
+      if (exchange(comm, rank, next[static_cast<size_t>(rank)], prevOf(next, rank), 2 << 20, ++msg) != 0) return 1;
+    return closeComm(comm);
+  });
+  ASSERT_EQ(failures(out), "");
+  for (int r = 0; r < n; ++r) {
+    const std::string& output = out[static_cast<size_t>(r)].output;
+    EXPECT_EQ(graphLines(output), expected[static_cast<size_t>(r)])
+        << "rank " << r << "'s lines differ from `weft search " << kTopology << " --nodes " << hosts << " --rank " << r
+        << "`";
+    EXPECT_EQ(linesWith(output, " NCCL WARN "), std::vector<std::string>()) << "rank " << r;
+    size_t netLines = hosts > 1 ? 1 : 0;  // one host: every peer over shared memory, no net plugin
+    EXPECT_EQ(linesWith(output, "NCCL INFO Using network Socket").size(), netLines) << "rank " << r << ":\n" << output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Hgx8Gpu, EmulatedHosts, ::testing::Values(1, 2),
+                         [](const auto& p) { return std::to_string(p.param) + "hosts"; });
+
+// ---------------------------------------------------------------------------------------------
+// Hosts in network namespaces.
+
+constexpr const char* kNetnsPrefix = "weft-hosts-";
+
+// Removes the namespaces that a test process killed before its destructors ran (a ctest
+// timeout) left behind: "weft-hosts-<pid>-…" of a pid that no longer runs.
+void removeStaleNetns() {
+  static const std::regex ours(std::string(kNetnsPrefix) + "([0-9]+)-[0-9]+-(sw|h[0-9]+)");
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/var/run/netns", ec)) {
+    std::string name = e.path().filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, ours)) continue;
+    if (std::filesystem::exists("/proc/" + m[1].str(), ec)) continue;
+    runCommand("ip netns delete " + name);
+  }
+}
+
+// Network namespaces "weft-hosts-<pid>-<n>-sw" (a bridge) and "…-h<i>" (host i, interface
+// veth<i> with 10.77.0.<i+1>/24, its peer on the bridge), removed with everything in them on
+// destruction, whatever happened in between.
+class NetnsLab {
+ public:
+  explicit NetnsLab(int hosts) {
+    static int instance = 0;
+    removeStaleNetns();
+    prefix_ = kNetnsPrefix + std::to_string(getpid()) + "-" + std::to_string(++instance);
+    if (!add(prefix_ + "-sw")) return;
+    std::string sw = prefix_ + "-sw";
+    if (!run("ip -n " + sw + " link set lo up") ||
+        !run("ip -n " + sw + " link add br0 type bridge forward_delay 0 stp_state 0") ||
+        !run("ip -n " + sw + " link set br0 up"))
+      return;
+    for (int i = 0; i < hosts; ++i) {
+      std::string h = host(i);
+      std::string veth = ifname(i);
+      std::string port = "p" + std::to_string(i);
+      if (!add(h) || !run("ip -n " + h + " link set lo up") ||
+          !run("ip -n " + h + " link add " + veth + " type veth peer name " + port + " netns " + sw) ||
+          !run("ip -n " + sw + " link set " + port + " master br0 up") ||
+          !run("ip -n " + h + " addr add " + address(i) + "/24 dev " + veth) ||
+          !run("ip -n " + h + " link set " + veth + " up"))
+        return;
+    }
+    ready_ = true;
+  }
+
+  ~NetnsLab() {
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
+      CommandResult r = runCommand("ip netns delete " + *it);
+      if (r.status != 0) ADD_FAILURE() << "could not remove network namespace " << *it << ": " << r.output;
+    }
+  }
+
+  NetnsLab(const NetnsLab&) = delete;
+  NetnsLab& operator=(const NetnsLab&) = delete;
+
+  bool ready() const { return ready_; }
+  bool couldNotCreate() const { return made_.empty(); }
+  const std::string& error() const { return error_; }
+  std::string host(int i) const { return prefix_ + "-h" + std::to_string(i); }
+  static std::string ifname(int i) { return "veth" + std::to_string(i); }
+  static std::string address(int i) { return "10.77.0." + std::to_string(i + 1); }
+
+ private:
+  bool add(const std::string& name) {
+    if (!run("ip netns add " + name)) return false;
+    made_.push_back(name);
+    return true;
+  }
+
+  bool run(const std::string& command) {
+    CommandResult r = runCommand(command);
+    if (r.status == 0) return true;
+    error_ = "`" + command + "` failed: " + r.output;
+    while (!error_.empty() && error_.back() == '\n') error_.pop_back();
+    return false;
+  }
+
+  std::string prefix_;
+  std::vector<std::string> made_;
+  std::string error_;
+  bool ready_ = false;
+};
+
+// Moves the calling (single-threaded, forked) process into network namespace `name`.
+int enterNetns(const std::string& name) {
+  std::string path = "/var/run/netns/" + name;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  RANK_CHECK(fd >= 0, "open %s: %s", path.c_str(), std::strerror(errno));
+  int rc = setns(fd, CLONE_NEWNET);
+  int err = errno;
+  close(fd);
+  RANK_CHECK(rc == 0, "setns %s: %s", path.c_str(), std::strerror(err));
+  return 0;
+}
+
+struct NetnsCase {
+  int hosts;
+  int ranksPerHost;
+  std::string plugin;  // "Socket" or "OFI", as the plugins name themselves
+};
+
+void PrintTo(const NetnsCase& c, std::ostream* os) {
+  *os << c.hosts << " hosts x " << c.ranksPerHost << " ranks over " << c.plugin;
+}
+
+class NetnsHosts : public ::testing::TestWithParam<NetnsCase> {};
+
+// Every rank: ring exchanges in rank order (1 B to 3 MiB), then 64 MiB to the same local rank of
+// the next host (every message crosses a host).
+int netnsRank(int rank, int n, int ranksPerHost) {
+  weft_unique_id_t id;
+  RANK_OK(weft_get_unique_id(&id));  // NCCL_COMM_ID: the same id everywhere, no side channel
+  weft_comm_t* comm = nullptr;
+  RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+  int msg = 0;
+  for (size_t bytes : {size_t{1}, size_t{4097}, size_t{3} << 20})
+    if (exchange(comm, rank, (rank + 1) % n, (rank - 1 + n) % n, bytes, ++msg) != 0) return 1;
+  if (exchange(comm, rank, (rank + ranksPerHost) % n, (rank - ranksPerHost + n) % n, size_t{64} << 20, ++msg) != 0)
+    return 1;
+  return closeComm(comm);
+}
+
+TEST_P(NetnsHosts, RingsAnd64MiBCrossHostsThroughThePlugin) {
+  const NetnsCase& tc = GetParam();
+  if (tc.plugin == "OFI" && !std::filesystem::exists(WEFT_PLUGIN_OUTPUT_DIR "/libweft-net-ofi.so"))
+    GTEST_SKIP() << "the OFI plugin is not built (WEFT_WITH_OFI=OFF)";
+  NetnsLab lab(tc.hosts);
+  if (lab.couldNotCreate()) GTEST_SKIP() << "cannot create network namespaces: " << lab.error();
+  ASSERT_TRUE(lab.ready()) << lab.error();
+
+  const int n = tc.hosts * tc.ranksPerHost;
+  JobSpec spec;
+  spec.nranks = n;
+  spec.deadline = std::chrono::seconds(240);
+  spec.shareId = false;
+  // A fixed port: the namespace is the test's own.
+  spec.env[-1] = {{"NCCL_COMM_ID", NetnsLab::address(0) + ":29500"},
+                  {"NCCL_DEBUG", "INFO"},
+                  {"NCCL_DEBUG_SUBSYS", "INIT,NET"},
+                  {"NCCL_NET", tc.plugin}};
+  if (tc.plugin == "OFI") {
+    spec.env[-1]["NCCL_NET_PLUGIN"] = "ofi";
+    spec.env[-1]["WEFT_OFI_PROVIDER"] = "tcp";
+  }
+  std::vector<std::string> netns;
+  for (int r = 0; r < n; ++r) {
+    int h = r / tc.ranksPerHost;
+    netns.push_back(lab.host(h));
+    spec.env[r]["NCCL_HOSTID"] = "netns-host" + std::to_string(h);
+    spec.env[r]["NCCL_SOCKET_IFNAME"] = NetnsLab::ifname(h);
+    // libfabric's own knob for the tcp provider's interface (1.17 still lists lo as a domain).
+    if (tc.plugin == "OFI") spec.env[r]["FI_TCP_IFACE"] = NetnsLab::ifname(h);
+  }
+  const int perHost = tc.ranksPerHost;
+  auto out = runJob(spec, [&netns, n, perHost](int rank, const weft_unique_id_t&) {
+    if (enterNetns(netns[static_cast<size_t>(rank)]) != 0) return 1;
+    return netnsRank(rank, n, perHost);
+  });
+  ASSERT_EQ(failures(out), "");
+  for (int r = 0; r < n; ++r) {
+    const std::string& output = out[static_cast<size_t>(r)].output;
+    EXPECT_EQ(linesWith(output, "NCCL INFO Using network " + tc.plugin).size(), 1u) << "rank " << r << ":\n" << output;
+    EXPECT_FALSE(linesWith(output, " via NET/" + tc.plugin + "/").empty()) << "rank " << r << ":\n" << output;
+    EXPECT_EQ(linesWith(output, " NCCL WARN "), std::vector<std::string>()) << "rank " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Veth, NetnsHosts,
+                         ::testing::Values(NetnsCase{2, 2, "Socket"}, NetnsCase{3, 1, "Socket"}, NetnsCase{2, 2, "OFI"},
+                                           NetnsCase{3, 1, "OFI"}),
+                         [](const auto& p) {
+                           return std::to_string(p.param.hosts) + "hostsOf" + std::to_string(p.param.ranksPerHost) +
+                                  "Over" + p.param.plugin;
+                         });
+
+}  // namespace
+}  // namespace weft::testing
