@@ -39,6 +39,23 @@ Status checkNodeLayout(const Comm& comm, int gpus) {
   return Status::ok();
 }
 
+// The file's NET devices at both ends of each ring channel of this node (graph.inter holds the
+// NET nodes' ids), for the transport's device choice and its log lines.
+void recordRingNets(Comm& comm, const topo::SimulatedNode& node) {
+  comm.ringNetSend.clear();
+  comm.ringNetRecv.clear();
+  const topo::Graph& ring = node.graphs.ring;
+  auto devOf = [&](int64_t id) {
+    int i = node.system.find(topo::NodeType::kNet, id);
+    return i < 0 ? 0 : node.system.node(topo::NodeType::kNet, i).net.dev;
+  };
+  if (ring.inter.empty()) return;
+  for (int c = 0; c < ring.nChannels; ++c) {
+    comm.ringNetRecv.push_back(devOf(ring.inter[static_cast<size_t>(2 * c)]));
+    comm.ringNetSend.push_back(devOf(ring.inter[static_cast<size_t>(2 * c + 1)]));
+  }
+}
+
 Result<connect::Connection> emulatedChannels(Comm& comm) {
   std::string path = comm.settings.string("NCCL_TOPO_FILE");
   WEFT_ASSIGN_OR_RETURN(topo::TopoXml xml, topo::TopoXml::load(path));
@@ -52,6 +69,7 @@ Result<connect::Connection> emulatedChannels(Comm& comm) {
   WEFT_ASSIGN_OR_RETURN(std::vector<topo::SimulatedNode> domains, topo::simulateDomains(xml, comm.node, o, caches));
   std::vector<int> compCaps;
   for (const topo::SimulatedNode& d : domains) compCaps.push_back(topo::minCompCap(d.system));
+  recordRingNets(comm, domains.front());
   WEFT_ASSIGN_OR_RETURN(std::vector<connect::RankInput> inputs,
                         connect::offlineInputs(caches, compCaps, gpus, comm.nNodes, false, false));
   return connect::connectRanks(inputs, optionsFor(comm, o.params));

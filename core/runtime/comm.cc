@@ -33,7 +33,17 @@ double secondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-int netDevFor(const Comm& c) { return c.net ? c.localRank % std::max(1, c.net->deviceCount()) : 0; }
+// The NET device a connection of `channel` uses, as the topology names it: on emulated devices
+// the file's NET device of the ring channel (NCCL's choice); on CPU endpoints one per local rank.
+// The plugin device is that number folded onto the devices the plugin has here (pluginDev).
+int netDevFor(const Comm& c, int connIndex, int channel, bool send) {
+  const std::vector<int>& devs = send ? c.ringNetSend : c.ringNetRecv;
+  if (connIndex == 0 && !devs.empty())
+    return devs[static_cast<size_t>(c.channels.ringIndex(channel)) % devs.size()];
+  return c.localRank;
+}
+
+int pluginDev(const Comm& c, int dev) { return dev % (c.net ? std::max(1, c.net->deviceCount()) : 1); }
 
 struct PendingConnection {
   ConnectRequest req;
@@ -59,10 +69,10 @@ Status createRecvSide(PendingConnection& p, const Deadline& deadline) {
     std::snprintf(info.shmName, sizeof(info.shmName), "%s", p.shmRecv->name().c_str());
   } else {
     WEFT_TRY(needNet(c, peer));
-    int dev = netDevFor(c);
-    WEFT_ASSIGN_OR_RETURN(p.netRecv, NetRecv::create(*c.net, dev, c.stepSize, peer));
+    int dev = netDevFor(c, p.req.connIndex, p.req.channel, false);
+    WEFT_ASSIGN_OR_RETURN(p.netRecv, NetRecv::create(*c.net, pluginDev(c, dev), c.stepSize, peer));
     info.type = 2;
-    info.netDev = dev;
+    info.netDev = pluginDev(c, dev);
     std::memcpy(info.handle, p.netRecv->handle().data(), sizeof(info.handle));
     WEFT_INFO(log::kInit | log::kNet, "Channel %02d/%d : %d[%d] -> %d[%d] [receive] via NET/%s/%d", p.req.channel,
               p.req.connIndex, peer, c.peers[static_cast<size_t>(peer)].dev, c.rank, c.dev, c.net->api().name(), dev);
@@ -87,8 +97,8 @@ Status createSendSide(PendingConnection& p, const Deadline& deadline) {
               p.req.connIndex, c.rank, c.dev, peer, peerDev);
   } else if (info.type == 2) {
     WEFT_TRY(needNet(c, peer));
-    int dev = netDevFor(c);
-    WEFT_ASSIGN_OR_RETURN(p.netSend, NetSend::create(*c.net, dev, info.handle, c.stepSize, peer));
+    int dev = netDevFor(c, p.req.connIndex, p.req.channel, true);
+    WEFT_ASSIGN_OR_RETURN(p.netSend, NetSend::create(*c.net, pluginDev(c, dev), info.handle, c.stepSize, peer));
     WEFT_INFO(log::kInit | log::kNet, "Channel %02d/%d : %d[%d] -> %d[%d] [send] via NET/%s/%d", p.req.channel,
               p.req.connIndex, c.rank, c.dev, peer, peerDev, c.net->api().name(), dev);
   } else {
@@ -269,8 +279,8 @@ Status selectNetIfNeeded(Comm& c) {
   WEFT_ASSIGN_OR_RETURN(c.net, plugin::selectNet(s, plugin::NetLoaderOptions{}, c.commHash));
   WEFT_INFO(log::kInit | log::kNet, "Using network %s", c.net->api().name());
   if (c.mode == DeviceMode::kEmulated)
-    WEFT_INFO(log::kInit | log::kNet, "NET devices of NCCL_TOPO_FILE map to %s device (local rank mod %d): rank %d uses "
-              "device %d", c.net->api().name(), c.net->deviceCount(), c.rank, netDevFor(c));
+    WEFT_INFO(log::kInit | log::kNet, "NET device k of NCCL_TOPO_FILE is %s device k mod %d (the devices %s has here)",
+              c.net->api().name(), c.net->deviceCount(), c.net->api().name());
   return Status::ok();
 }
 

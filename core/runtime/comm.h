@@ -78,6 +78,9 @@ class Comm {
 
   // Channels and their connections: [connIndex 0 collectives, 1 p2p][channel][peer].
   connect::Connection channels;
+  // Emulated devices: the topology file's NET device where each ring channel of this rank's node
+  // leaves it (send) and enters it (receive), by ring-graph channel; empty on CPU endpoints.
+  std::vector<int> ringNetSend, ringNetRecv;
   struct Key {
     int connIndex, channel, peer;
     bool operator<(const Key& o) const {
