@@ -156,4 +156,102 @@ Result<bool> NetSend::drain() {
   return done_ == posted_;
 }
 
+// ---- zero-copy messages -----------------------------------------------------------------------
+
+namespace {
+
+// Registers `data` on `comm` for one message; false (and no error) when the plugin will not.
+Result<bool> registerDirect(plugin::NetInstance& net, void* comm, Direct& d, void* data, size_t bytes) {
+  if (bytes < kDirectMinBytes || comm == nullptr) return false;
+  void* mh = nullptr;
+  if (!net.api().regMr(comm, data, bytes, WEFT_PTR_HOST, &mh).isOk()) return false;
+  d = Direct{};
+  d.data = static_cast<char*>(data);
+  d.bytes = bytes;
+  d.mhandle = mh;
+  return true;
+}
+
+}  // namespace
+
+Result<bool> NetSend::beginDirect(const void* data, size_t bytes) {
+  WEFT_ASSIGN_OR_RETURN(bool idle, drain());
+  if (!idle) return false;  // staged steps still in flight: keep their order
+  return registerDirect(*net_, sendComm_, direct_, const_cast<void*>(data), bytes);
+}
+
+Result<bool> NetSend::progressDirect(bool* progressed) {
+  plugin::NetApi& api = net_->api();
+  Direct& d = direct_;
+  while (d.posted < d.bytes && d.issued - d.done < kSteps) {
+    size_t n = std::min(stepSize_, d.bytes - d.posted);
+    void* req = nullptr;
+    WEFT_TRY_CTX(api.isend(sendComm_, d.data + d.posted, n, 0, d.mhandle, nullptr, &req),
+                 strprintf("NET/%s isend to rank %d", api.name(), peerRank_));
+    if (req == nullptr) break;
+    d.requests[d.issued % kSteps] = req;
+    d.posted += n;
+    ++d.issued;
+    *progressed = true;
+  }
+  while (d.done < d.issued) {
+    int done = 0;
+    int size = 0;
+    WEFT_TRY_CTX(api.test(d.requests[d.done % kSteps], &done, &size),
+                 strprintf("NET/%s sending to rank %d", api.name(), peerRank_));
+    if (!done) break;
+    ++d.done;
+    *progressed = true;
+  }
+  if (d.posted < d.bytes || d.done < d.issued) return false;
+  (void)api.deregMr(sendComm_, d.mhandle);
+  d = Direct{};
+  return true;
+}
+
+Result<bool> NetRecv::beginDirect(void* data, size_t bytes) {
+  if (posted_ != head_) return false;  // receives of staged steps are still posted
+  return registerDirect(*net_, recvComm_, direct_, data, bytes);
+}
+
+Result<bool> NetRecv::progressDirect(bool* progressed) {
+  plugin::NetApi& api = net_->api();
+  Direct& d = direct_;
+  while (d.posted < d.bytes && d.issued - d.done < kSteps) {
+    size_t n = std::min(stepSize_, d.bytes - d.posted);
+    void* data = d.data + d.posted;
+    size_t size = n;
+    int tag = 0;
+    void* mh = d.mhandle;
+    void* ph = nullptr;
+    void* req = nullptr;
+    WEFT_TRY_CTX(api.irecv(recvComm_, 1, &data, &size, &tag, &mh, &ph, &req),
+                 strprintf("NET/%s irecv from rank %d", api.name(), peerRank_));
+    if (req == nullptr) break;
+    d.requests[d.issued % kSteps] = req;
+    d.sizes[d.issued % kSteps] = n;
+    d.posted += n;
+    ++d.issued;
+    *progressed = true;
+  }
+  while (d.done < d.issued) {
+    int done = 0;
+    int size = 0;
+    WEFT_TRY_CTX(api.test(d.requests[d.done % kSteps], &done, &size),
+                 strprintf("NET/%s receiving from rank %d", api.name(), peerRank_));
+    if (!done) break;
+    size_t expected = d.sizes[d.done % kSteps];
+    if (static_cast<size_t>(size) != expected)
+      return invalidUsage(strprintf("receiving %zu bytes from rank %d: got a step of %d bytes where %zu were expected "
+                                    "(the sender's count differs from the receiver's)",
+                                    d.bytes, peerRank_, size, expected));
+    ++d.done;
+    *progressed = true;
+  }
+  if (d.posted < d.bytes || d.done < d.issued) return false;
+  (void)api.deregMr(recvComm_, d.mhandle);
+  d = Direct{};
+  return true;
+}
+
 }  // namespace weft::runtime

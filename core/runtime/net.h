@@ -26,6 +26,21 @@ class SlotBuffer {
   char* data_ = nullptr;
 };
 
+// A message moved straight from or to user memory: registered once, up to kSteps steps in flight.
+struct Direct {
+  char* data = nullptr;
+  size_t bytes = 0;
+  void* mhandle = nullptr;
+  size_t posted = 0;  // bytes handed to isend/irecv
+  uint64_t issued = 0, done = 0;
+  std::array<void*, kSteps> requests{};
+  std::array<size_t, kSteps> sizes{};
+};
+
+// Messages from this size on move without the staging copy (registering user memory costs more
+// than copying small ones).
+inline constexpr size_t kDirectMinBytes = size_t{1} << 20;
+
 class NetRecv : public RecvConnection {
  public:
   // Listens on plugin device `dev`; handle() is what the sender needs.
@@ -40,11 +55,14 @@ class NetRecv : public RecvConnection {
   bool carriesLast() const override { return false; }
   Status release() override;
   void markFailed(int) override {}
+  Result<bool> beginDirect(void* data, size_t bytes) override;
+  Result<bool> progressDirect(bool* progressed) override;
 
  private:
   plugin::NetInstance* net_ = nullptr;
   size_t stepSize_ = 0;
   int peerRank_ = -1;
+  Direct direct_;
   // Plugins read the handle as their own struct: keep it aligned as NCCL's are.
   alignas(16) std::array<char, WEFT_NET_HANDLE_MAXSIZE> handle_{};
   void* listenComm_ = nullptr;
@@ -71,8 +89,11 @@ class NetSend : public SendConnection {
   Status post(size_t bytes, bool last) override;
   Result<bool> drain() override;
   void markFailed(int) override {}
+  Result<bool> beginDirect(const void* data, size_t bytes) override;
+  Result<bool> progressDirect(bool* progressed) override;
 
  private:
+  Direct direct_;
   plugin::NetInstance* net_ = nullptr;
   int dev_ = 0;
   size_t stepSize_ = 0;

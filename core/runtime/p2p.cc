@@ -37,9 +37,28 @@ Status sizeMismatch(const P2pTask& t, size_t got, size_t expected) {
                                 t.comm->rank, t.bytes, t.peer, got, expected));
 }
 
+// The zero-copy path where the transport has one: true when it handled this pass.
+template <typename Conn, typename Buf>
+Result<bool> stepDirect(P2pTask& t, Conn& c, Buf buf, bool& progressed) {
+  if (t.direct == 0) {
+    WEFT_ASSIGN_OR_RETURN(bool started, c.beginDirect(buf, t.bytes));
+    t.direct = started ? 1 : -1;
+  }
+  if (t.direct < 0) return false;
+  WEFT_ASSIGN_OR_RETURN(bool finished, c.progressDirect(&progressed));
+  if (finished) {
+    t.moved = t.bytes;
+    t.done = true;
+    progressed = true;
+  }
+  return true;
+}
+
 Result<bool> stepSend(P2pTask& t) {
   SendConnection& c = *t.sendConn;
   bool progressed = false;
+  WEFT_ASSIGN_OR_RETURN(bool direct, stepDirect(t, c, static_cast<const void*>(t.buf), progressed));
+  if (direct) return progressed;
   size_t step = c.stepSize();
   while (t.moved < t.bytes) {
     WEFT_ASSIGN_OR_RETURN(void* slot, c.acquire());
@@ -63,6 +82,8 @@ Result<bool> stepSend(P2pTask& t) {
 Result<bool> stepRecv(P2pTask& t) {
   RecvConnection& c = *t.recvConn;
   bool progressed = false;
+  WEFT_ASSIGN_OR_RETURN(bool direct, stepDirect(t, c, static_cast<void*>(t.buf), progressed));
+  if (direct) return progressed;
   size_t step = c.stepSize();
   while (t.moved < t.bytes) {
     size_t left = t.bytes - t.moved;

@@ -29,6 +29,7 @@ struct P2pTask {
   RecvConnection* recvConn = nullptr;
   size_t moved = 0;
   bool done = false;
+  int direct = 0;  // 0: not tried yet, 1: moving zero-copy, -1: through the slots
   int after = -1;  // index of the previous task on the same connection (it must finish first)
 };
 

@@ -28,6 +28,14 @@ class SendConnection {
   virtual Result<bool> drain() = 0;
   // Tells the peer this rank failed (so it stops waiting at once), where the transport can.
   virtual void markFailed(int failedRank) = 0;
+
+  // Optional zero-copy path for a whole message that stays put until it is done (p2p): steps go
+  // straight from `data` (registered once) instead of through the slots. The wire is the same,
+  // so the peer may use either path. begin returns false when the transport has no such path.
+  virtual Result<bool> beginDirect(const void* data, size_t bytes) { return false; }
+  // Drives it; true when every step has left; *progressed when anything moved. Only between
+  // beginDirect and true.
+  virtual Result<bool> progressDirect(bool* progressed) { return true; }
 };
 
 class RecvConnection {
@@ -43,6 +51,11 @@ class RecvConnection {
   // Gives the slot peek() returned back to the sender.
   virtual Status release() = 0;
   virtual void markFailed(int failedRank) = 0;
+
+  // Optional zero-copy path, as SendConnection's: steps land straight in `data`.
+  virtual Result<bool> beginDirect(void* data, size_t bytes) { return false; }
+  // Drives it; true when every step arrived (each the size the sender's step must have).
+  virtual Result<bool> progressDirect(bool* progressed) { return true; }
 };
 
 }  // namespace weft::runtime
