@@ -7,6 +7,8 @@
 #include <set>
 #include <thread>
 
+#include "core/api/comm_registry.h"
+#include "core/api/group.h"
 #include "core/api/last_error.h"
 #include "core/base/log.h"
 #include "core/base/strings.h"
@@ -15,76 +17,10 @@
 #include "core/runtime/p2p.h"
 #include "weft/weft.h"
 
-struct weft_comm {
-  weft::runtime::Comm impl;
-};
-
 namespace weft::api {
 namespace {
 
 using runtime::Comm;
-
-// Live communicators: a handle is checked here before it is touched, so a destroyed or foreign
-// pointer is an error message, not a crash; abort waits here for calls in flight to leave.
-class Registry {
- public:
-  void add(weft_comm* c) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    live_.insert(c);
-  }
-  // Marks one more call in flight on `c`, unless it is unknown or being torn down.
-  Status enter(const weft_comm* c, const char* what) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = live_.find(const_cast<weft_comm*>(c));
-    if (c == nullptr) return invalidArgument(std::string(what) + ": comm is NULL");
-    if (it == live_.end())
-      return invalidArgument(strprintf("%s: comm %p is not a live communicator (already destroyed?)", what,
-                                       static_cast<const void*>(c)));
-    if ((*it)->impl.aborting.load())
-      return invalidUsage(strprintf("%s: comm %p is being aborted or destroyed", what, static_cast<const void*>(c)));
-    (*it)->impl.activeCalls.fetch_add(1);
-    return Status::ok();
-  }
-  static void leave(const weft_comm* c) { const_cast<weft_comm*>(c)->impl.activeCalls.fetch_sub(1); }
-  // Takes `c` out for teardown: later calls fail; the caller then waits for calls in flight.
-  Status take(weft_comm* c, const char* what) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (c == nullptr) return invalidArgument(std::string(what) + ": comm is NULL");
-    auto it = live_.find(c);
-    if (it == live_.end()) {
-      WEFT_WARN("comm %p has already been destroyed", static_cast<void*>(c));
-      return invalidArgument(strprintf("%s: comm %p has already been destroyed", what, static_cast<void*>(c)));
-    }
-    if (c->impl.aborting.exchange(true)) return invalidUsage(strprintf("%s: comm %p is already being torn down", what,
-                                                                       static_cast<void*>(c)));
-    return Status::ok();
-  }
-  void remove(weft_comm* c) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    live_.erase(c);
-  }
-
- private:
-  std::mutex mutex_;
-  std::set<weft_comm*> live_;
-};
-
-Registry& registry() {
-  static Registry r;
-  return r;
-}
-
-// A call in flight on a communicator, for the call's duration.
-class CallScope {
- public:
-  explicit CallScope(const weft_comm* c) : c_(c) {}
-  ~CallScope() { Registry::leave(c_); }
-  CallScope(const CallScope&) = delete;
-  CallScope& operator=(const CallScope&) = delete;
-
- private:
-  const weft_comm* c_;
-};
 
 // The settings of a new communicator: every source read and checked again (a process may change
 // its environment between communicators, a forked child often does); the effective values are
@@ -473,17 +409,24 @@ WEFT_API weft_result_t weft_group_end(void) {
     if (--g.depth > 0) return Status::ok();
     std::vector<rt::P2pTask> tasks;
     tasks.swap(g.tasks);
-    // Every communicator of the group stays alive while its tasks run.
+    std::vector<weft::coll::CollTask> colls;
+    colls.swap(weft::api::groupCollectives());
+    // Every communicator of the group stays alive while its work runs.
+    std::vector<rt::Comm*> comms;
+    for (const rt::P2pTask& t : tasks) comms.push_back(t.comm);
+    for (const weft::coll::CollTask& c : colls) comms.push_back(c.comm);
     std::vector<const weft_comm*> entered;
     Status s;
-    for (const rt::P2pTask& t : tasks) {
-      const auto* wc = static_cast<const weft_comm*>(t.comm->apiHandle);
+    for (rt::Comm* c : comms) {
+      const auto* wc = static_cast<const weft_comm*>(c->apiHandle);
       if (std::find(entered.begin(), entered.end(), wc) != entered.end()) continue;
       s = registry().enter(wc, "weft_group_end");
       if (!s.isOk()) break;
       entered.push_back(wc);
     }
+    // Point-to-point first, then the collectives in call order: every rank does the same.
     if (s.isOk()) s = rt::runTasks(tasks);
+    if (s.isOk() && !colls.empty()) s = weft::coll::runCollectives(colls);
     for (const weft_comm* wc : entered) weft::api::Registry::leave(wc);
     return s;
   });

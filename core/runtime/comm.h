@@ -102,6 +102,13 @@ class Comm {
   uint64_t rootMagic = 0;  // the root this rank started (NCCL_COMM_ID), joined after init
   uint64_t jobMagic = 0;   // the id's magic: this process may run its root
   void* apiHandle = nullptr;  // the C API's weft_comm_t holding this communicator
+  // weft_redop_create_pre_mul_sum's ops: op weftNumOps + i is userOps[i] (type, scalar bytes).
+  struct UserOp {
+    bool live = false;
+    int type = 0;
+    uint64_t scalar = 0;
+  };
+  std::vector<UserOp> userOps;
 
   Bell* bellOf(int peer) const;
   bool sameHost(int peer) const { return peers[static_cast<size_t>(peer)].hostHash == peers[static_cast<size_t>(rank)].hostHash; }

@@ -155,6 +155,36 @@ WEFT_API weft_result_t weft_send(const void* sendbuff, size_t count, weft_dataty
 WEFT_API weft_result_t weft_recv(void* recvbuff, size_t count, weft_datatype_t datatype, int peer,
                                  weft_comm_t* comm, void* stream);
 
+/* ---- Collectives (NCCL's argument order and semantics; host buffers, stream NULL) ----------
+ * In place: sendbuff == recvbuff; for allgather, sendbuff == recvbuff + rank * sendcount * size;
+ * for reduce_scatter, recvbuff == sendbuff + rank * recvcount * size. Usable inside groups.
+ * Every rank of the communicator must call the same collectives in the same order. */
+WEFT_API weft_result_t weft_allreduce(const void* sendbuff, void* recvbuff, size_t count, weft_datatype_t datatype,
+                                      weft_redop_t op, weft_comm_t* comm, void* stream);
+WEFT_API weft_result_t weft_broadcast(const void* sendbuff, void* recvbuff, size_t count, weft_datatype_t datatype,
+                                      int root, weft_comm_t* comm, void* stream);
+WEFT_API weft_result_t weft_reduce(const void* sendbuff, void* recvbuff, size_t count, weft_datatype_t datatype,
+                                   weft_redop_t op, int root, weft_comm_t* comm, void* stream);
+/* recvbuff holds nranks * sendcount elements, rank r's at r * sendcount. */
+WEFT_API weft_result_t weft_allgather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                      weft_datatype_t datatype, weft_comm_t* comm, void* stream);
+/* sendbuff holds nranks * recvcount elements; rank r gets the reduction of block r. */
+WEFT_API weft_result_t weft_reduce_scatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                           weft_datatype_t datatype, weft_redop_t op, weft_comm_t* comm,
+                                           void* stream);
+/* count elements to and from every rank: block r of sendbuff goes to rank r, block r of recvbuff
+ * comes from rank r. */
+WEFT_API weft_result_t weft_alltoall(const void* sendbuff, void* recvbuff, size_t count, weft_datatype_t datatype,
+                                     weft_comm_t* comm, void* stream);
+
+/* Where a scalar lives (ncclScalarResidence_t). Host memory here, so both mean "read *scalar". */
+typedef enum { weftScalarDevice = 0, weftScalarHostImmediate = 1 } weft_scalar_residence_t;
+/* A reduction that multiplies each rank's input by *scalar (of `datatype`) before summing;
+ * bound to `datatype` and `comm`. Free it with weft_redop_destroy. */
+WEFT_API weft_result_t weft_redop_create_pre_mul_sum(weft_redop_t* op, void* scalar, weft_datatype_t datatype,
+                                                     weft_scalar_residence_t residence, weft_comm_t* comm);
+WEFT_API weft_result_t weft_redop_destroy(weft_redop_t op, weft_comm_t* comm);
+
 /* Groups nest (per thread); only the outermost weft_group_end runs the queued operations, all
  * together: a send and a receive between the same two ranks in one group never deadlock. It
  * returns when all are done, or with the first error. */

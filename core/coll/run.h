@@ -1,0 +1,41 @@
+// Runs collective schedules (schedule.h) on a communicator's ring connections, host memory: every
+// channel's steps advance together, one slot (NCCL_BUFFSIZE/8) at a time, the reduction fused
+// with the copy out of the receive slot. The mover of the host path; CUDA kernels will run the
+// same schedules.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/coll/reduce.h"
+#include "core/coll/schedule.h"
+#include "core/runtime/comm.h"
+
+namespace weft::coll {
+
+struct CollArgs {
+  Coll coll = Coll::kAllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;  // the API's count: per rank for allgather (sendcount) and reduce_scatter (recvcount)
+  weft_datatype_t type = weftInt8;
+  RedOp op{};        // reductions only
+  int root = 0;      // broadcast, reduce
+};
+
+// How many channels a collective of `bytes` uses: one per 512 KiB of traffic, at most the
+// communicator's (a documented stand-in until the tuning model picks channels as NCCL does).
+int channelsFor(const runtime::Comm& comm, size_t bytes);
+
+struct CollTask {
+  runtime::Comm* comm = nullptr;
+  CollArgs args;
+};
+
+// Runs collectives to completion, all at once: those of one communicator one after the other in
+// the given order, those of different communicators (ranks of one process, or a group over
+// several communicators) together. Errors break the communicator they happen on.
+Status runCollectives(const std::vector<CollTask>& tasks);
+
+}  // namespace weft::coll

@@ -1,0 +1,127 @@
+#include "core/coll/schedule.h"
+
+#include <algorithm>
+
+namespace weft::coll {
+
+namespace {
+
+size_t alignUp(size_t x, size_t a) { return a <= 1 ? x : (x + a - 1) / a * a; }
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+class Builder {
+ public:
+  explicit Builder(std::vector<Step>& out) : out_(out) {}
+  void add(Prim p, size_t in, size_t out, size_t count) {
+    if (count > 0) out_.push_back({p, in, out, count});
+  }
+
+ private:
+  std::vector<Step>& out_;
+};
+
+// NCCL's runRing for AllReduce: per loop of n chunks, chunk c belongs to ring position c; n-1
+// reduce steps end with my chunk final, n-1 copy steps spread the final chunks.
+void allReduce(const ScheduleArgs& a, const RingView& ring, Part part, Builder& b) {
+  const int n = ring.nranks;
+  const int r = ring.index;
+  const size_t loop = static_cast<size_t>(n) * a.chunkElems;
+  for (size_t done = 0; done < part.count; done += loop) {
+    size_t rem = part.count - done;
+    size_t chunk = rem < loop ? alignUp((rem + static_cast<size_t>(n) - 1) / static_cast<size_t>(n), a.alignElems) : a.chunkElems;
+    auto at = [&](int c, Prim p) {
+      size_t start = static_cast<size_t>(c) * chunk;
+      if (start >= rem) return;  // an empty chunk: neither side moves it
+      size_t off = part.offset + done + start;
+      b.add(p, off, off, std::min(chunk, rem - start));
+    };
+    at(mod(r - 1, n), Prim::kSend);
+    for (int j = 2; j <= n - 1; ++j) at(mod(r - j, n), Prim::kRecvReduceSend);
+    at(r, Prim::kRecvReduceCopySend);
+    for (int j = 1; j <= n - 2; ++j) at(mod(r - j, n), Prim::kRecvCopySend);
+    at(mod(r + 1, n), Prim::kRecv);
+  }
+}
+
+// AllGather and ReduceScatter walk the blocks by user rank (all_gather.h, reduce_scatter.h).
+void allGather(const ScheduleArgs& a, const RingView& ring, Part part, Builder& b) {
+  const int n = ring.nranks;
+  const size_t cnt = a.countPerRank;
+  auto block = [&](int hop) { return static_cast<size_t>(ring.userRanks[static_cast<size_t>(hop)]) * cnt; };
+  for (size_t off = 0; off < part.count; off += a.chunkElems) {
+    size_t base = part.offset + off;
+    size_t m = std::min(a.chunkElems, part.count - off);
+    b.add(Prim::kCopySend, base, block(0) + base, m);
+    for (int j = 1; j <= n - 2; ++j) b.add(Prim::kRecvCopySend, 0, block(n - j) + base, m);
+    b.add(Prim::kRecv, 0, block(1) + base, m);
+  }
+}
+
+void reduceScatter(const ScheduleArgs& a, const RingView& ring, Part part, Builder& b) {
+  const int n = ring.nranks;
+  const size_t cnt = a.countPerRank;
+  auto block = [&](int hop) { return static_cast<size_t>(ring.userRanks[static_cast<size_t>(hop)]) * cnt; };
+  for (size_t off = 0; off < part.count; off += a.chunkElems) {
+    size_t base = part.offset + off;
+    size_t m = std::min(a.chunkElems, part.count - off);
+    b.add(Prim::kSend, block(n - 1) + base, 0, m);
+    for (int j = 2; j <= n - 1; ++j) b.add(Prim::kRecvReduceSend, block(n - j) + base, 0, m);
+    b.add(Prim::kRecvReduceCopy, block(0) + base, base, m);
+  }
+}
+
+// Pipelines along the ring: broadcast flows from the root, reduce flows into it.
+void pipeline(const ScheduleArgs& a, const RingView& ring, Part part, Builder& b) {
+  const int n = ring.nranks;
+  const int me = ring.userRanks[0];
+  const int next = ring.userRanks[1 % static_cast<size_t>(n)];
+  const int prev = ring.userRanks[static_cast<size_t>(n - 1)];
+  Prim p;
+  if (a.coll == Coll::kBroadcast) {
+    p = me == a.root ? Prim::kCopySend : next == a.root ? Prim::kRecv : Prim::kRecvCopySend;
+  } else {
+    p = prev == a.root ? Prim::kSend : me == a.root ? Prim::kRecvReduceCopy : Prim::kRecvReduceSend;
+  }
+  for (size_t off = 0; off < part.count; off += a.chunkElems) {
+    size_t base = part.offset + off;
+    b.add(p, base, base, std::min(a.chunkElems, part.count - off));
+  }
+}
+
+}  // namespace
+
+const char* primName(Prim p) {
+  switch (p) {
+    case Prim::kSend: return "send";
+    case Prim::kCopySend: return "copySend";
+    case Prim::kRecv: return "recv";
+    case Prim::kRecvReduceSend: return "recvReduceSend";
+    case Prim::kRecvReduceCopySend: return "recvReduceCopySend";
+    case Prim::kRecvCopySend: return "recvCopySend";
+    case Prim::kRecvReduceCopy: return "recvReduceCopy";
+  }
+  return "?";
+}
+
+std::vector<Step> ringSchedule(const ScheduleArgs& args, const RingView& ring, Part part) {
+  std::vector<Step> out;
+  if (ring.nranks < 2 || part.count == 0) return out;
+  Builder b(out);
+  switch (args.coll) {
+    case Coll::kAllReduce: allReduce(args, ring, part, b); break;
+    case Coll::kAllGather: allGather(args, ring, part, b); break;
+    case Coll::kReduceScatter: reduceScatter(args, ring, part, b); break;
+    case Coll::kBroadcast:
+    case Coll::kReduce: pipeline(args, ring, part, b); break;
+  }
+  return out;
+}
+
+Part channelPart(size_t count, int nChannels, int channel, size_t alignElems) {
+  size_t per = alignUp((count + static_cast<size_t>(nChannels) - 1) / static_cast<size_t>(nChannels), alignElems);
+  size_t start = std::min(count, per * static_cast<size_t>(channel));
+  return {start, std::min(per, count - start)};
+}
+
+}  // namespace weft::coll

@@ -1,0 +1,62 @@
+// Collective schedules: what NCCL 2.28's ring kernels do on one channel, as a list of primitive
+// steps (send, recv, recvReduceSend, …) with element offsets, apart from the code that moves and
+// reduces bytes (run.cc on host memory now, CUDA kernels later). Pure functions of the ring, the
+// counts and the channel's part: every rank computes its side of the same plan.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace weft::coll {
+
+enum class Coll { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce };
+
+// NCCL's primitives (prims_simple.h names, without the direct variants).
+enum class Prim {
+  kSend,                // local input (pre-op) -> next
+  kCopySend,            // local input -> my output and -> next
+  kRecv,                // prev -> my output (post-op)
+  kRecvReduceSend,      // prev (+) local input -> next
+  kRecvReduceCopySend,  // prev (+) local input -> my output and -> next (post-op)
+  kRecvCopySend,        // prev -> my output and -> next
+  kRecvReduceCopy,      // prev (+) local input -> my output (post-op)
+};
+const char* primName(Prim p);
+
+struct Step {
+  Prim prim;
+  size_t in = 0;     // element offset in the input buffer (primitives that read local input)
+  size_t out = 0;    // element offset in the output buffer (primitives that write output)
+  size_t count = 0;  // elements
+};
+
+// My place in one channel's ring: userRanks[i] is the rank i hops downstream (userRanks[0] is me),
+// index my hop distance from rank 0 (NCCL's ring->index), which decides the chunks I own.
+struct RingView {
+  int nranks = 1;
+  int index = 0;
+  std::vector<int> userRanks;
+};
+
+// The elements of the per-rank count this channel moves: [offset, offset + count).
+struct Part {
+  size_t offset = 0;
+  size_t count = 0;
+};
+
+struct ScheduleArgs {
+  Coll coll = Coll::kAllReduce;
+  size_t countPerRank = 0;  // allgather sendcount, reduce_scatter recvcount, otherwise count
+  size_t chunkElems = 1;    // elements of one chunk (NCCL: 2 MiB ring Simple, 512 KiB pipelines)
+  size_t alignElems = 1;    // the last loop's chunks are rounded up to this (16 bytes of elements)
+  int root = 0;             // broadcast, reduce
+};
+
+// The steps of `args.coll` on one channel for the rank at `ring`, moving `part`.
+std::vector<Step> ringSchedule(const ScheduleArgs& args, const RingView& ring, Part part);
+
+// The channel's part of `count` elements split over `nChannels` channels: contiguous, each a
+// multiple of `alignElems` but the last.
+Part channelPart(size_t count, int nChannels, int channel, size_t alignElems);
+
+}  // namespace weft::coll

@@ -1,0 +1,310 @@
+// Collectives of real processes against results the test computes itself: every collective ×
+// datatype × op for n = 1, 2, 3, 4, 5 and 8 ranks, in place and out of place, counts 0, 1, 7, a
+// prime, and sizes above channels × chunk; inside groups; PreMulSum. Inputs are small integers,
+// so sums, products, minima and maxima are exact in every type and every reduction order
+// (compared bit for bit); float averages are compared within NCCL's tolerance.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tests/support/ranks.h"
+
+namespace weft::testing {
+namespace {
+
+bool isFloat(weft_datatype_t t) { return t >= weftFloat16; }
+bool isSigned(weft_datatype_t t) { return t == weftInt8 || t == weftInt32 || t == weftInt64; }
+
+// The bits of the small integer `v` (|v| <= 64) in type `t`, written independently of weft's
+// conversions: an integer 1.m × 2^e has an exact encoding in every format.
+uint64_t encode(weft_datatype_t t, double v) {
+  switch (t) {
+    case weftInt8: case weftUint8: return static_cast<uint8_t>(static_cast<int64_t>(v));
+    case weftInt32: case weftUint32: return static_cast<uint32_t>(static_cast<int64_t>(v));
+    case weftInt64: case weftUint64: return static_cast<uint64_t>(static_cast<int64_t>(v));
+    case weftFloat32: {
+      float f = static_cast<float>(v);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return b;
+    }
+    case weftFloat64: {
+      uint64_t b;
+      std::memcpy(&b, &v, 8);
+      return b;
+    }
+    case weftBfloat16: return encode(weftFloat32, v) >> 16;
+    default: break;
+  }
+  // half (5 exponent bits, 10 mantissa), e4m3 (4, 3), e5m2 (5, 2)
+  int ebits = t == weftFloat8e4m3 ? 4 : 5;
+  int mbits = t == weftFloat16 ? 10 : t == weftFloat8e4m3 ? 3 : 2;
+  uint64_t sign = v < 0 ? 1 : 0;
+  double a = std::fabs(v);
+  if (a == 0) return sign << (ebits + mbits);
+  int e = static_cast<int>(std::floor(std::log2(a)));
+  uint64_t m = static_cast<uint64_t>((a / std::ldexp(1.0, e) - 1.0) * std::ldexp(1.0, mbits));
+  int bias = (1 << (ebits - 1)) - 1;
+  return sign << (ebits + mbits) | static_cast<uint64_t>(e + bias) << mbits | m;
+}
+
+double decode(weft_datatype_t t, uint64_t b) {
+  switch (t) {
+    case weftInt8: return static_cast<int8_t>(b);
+    case weftUint8: return static_cast<uint8_t>(b);
+    case weftInt32: return static_cast<int32_t>(b);
+    case weftUint32: return static_cast<uint32_t>(b);
+    case weftInt64: return static_cast<double>(static_cast<int64_t>(b));
+    case weftUint64: return static_cast<double>(b);
+    case weftFloat32: {
+      float f;
+      uint32_t u = static_cast<uint32_t>(b);
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+    case weftFloat64: {
+      double d;
+      std::memcpy(&d, &b, 8);
+      return d;
+    }
+    case weftBfloat16: return decode(weftFloat32, b << 16);
+    default: break;
+  }
+  int ebits = t == weftFloat8e4m3 ? 4 : 5;
+  int mbits = t == weftFloat16 ? 10 : t == weftFloat8e4m3 ? 3 : 2;
+  int bias = (1 << (ebits - 1)) - 1;
+  double sign = (b >> (ebits + mbits)) & 1 ? -1 : 1;
+  int e = static_cast<int>((b >> mbits) & ((1u << ebits) - 1));
+  double m = static_cast<double>(b & ((1u << mbits) - 1));
+  if (e == 0) return sign * std::ldexp(m, 1 - bias - mbits);
+  return sign * std::ldexp(1.0 + m / std::ldexp(1.0, mbits), e - bias);
+}
+
+void put(void* buf, weft_datatype_t t, size_t i, uint64_t bits) {
+  std::memcpy(static_cast<char*>(buf) + i * weft_datatype_size(t), &bits, weft_datatype_size(t));
+}
+uint64_t get(const void* buf, weft_datatype_t t, size_t i) {
+  uint64_t b = 0;
+  std::memcpy(&b, static_cast<const char*>(buf) + i * weft_datatype_size(t), weft_datatype_size(t));
+  return b;
+}
+
+// Rank r's input element i for op `op`: small integers whose reductions are exact everywhere.
+double input(int r, size_t i, weft_redop_t op, weft_datatype_t t) {
+  unsigned k = static_cast<unsigned>(r) * 7u + static_cast<unsigned>(i % 1031) * 3u;
+  if (op == weftProd) return (k % 5 == 0) ? 2 : 1;
+  double v = k % 3;
+  if ((op == weftMin || op == weftMax) && (isSigned(t) || isFloat(t))) v -= 1;
+  return v;
+}
+
+double expected(int n, size_t i, weft_redop_t op, weft_datatype_t t) {
+  double acc = input(0, i, op, t);
+  for (int r = 1; r < n; ++r) {
+    double x = input(r, i, op, t);
+    if (op == weftSum || op == weftAvg) acc += x;
+    else if (op == weftProd) acc *= x;
+    else if (op == weftMax) acc = std::max(acc, x);
+    else acc = std::min(acc, x);
+  }
+  if (op == weftAvg) acc = isFloat(t) ? acc / n : std::trunc(acc / n);
+  return acc;
+}
+
+bool matches(weft_datatype_t t, weft_redop_t op, uint64_t got, double want) {
+  if (op == weftAvg && isFloat(t)) {
+    // NCCL's Avg on floats is a PreMulSum by 1/n rounded to the type at every hop.
+    double tol = t == weftFloat8e4m3 || t == weftFloat8e5m2 ? 0.3 : t == weftFloat16 || t == weftBfloat16 ? 0.02 : 1e-5;
+    return std::fabs(decode(t, got) - want) <= tol * std::max(1.0, std::fabs(want));
+  }
+  return got == encode(t, want);
+}
+
+struct Case {
+  const char* coll;
+  weft_datatype_t type;
+  weft_redop_t op;
+  size_t count;
+  bool inPlace;
+  int root;
+};
+
+std::string describe(const Case& c) {
+  return std::string(c.coll) + " type " + std::to_string(c.type) + " op " + std::to_string(c.op) + " count " +
+         std::to_string(c.count) + (c.inPlace ? " in place" : " out of place") + " root " + std::to_string(c.root);
+}
+
+// Runs one case on `comm` and checks every element of the output.
+int runCase(weft_comm_t* comm, int rank, int n, const Case& c) {
+  weft_datatype_t t = c.type;
+  size_t elt = weft_datatype_size(t);
+  std::string coll = c.coll;
+  bool gather = coll == "allgather";
+  bool scatter = coll == "reduce_scatter";
+  bool a2a = coll == "alltoall";
+  size_t inCount = scatter || a2a ? c.count * static_cast<size_t>(n) : c.count;
+  size_t outCount = gather || a2a ? c.count * static_cast<size_t>(n) : c.count;
+  std::vector<char> in(std::max<size_t>(1, inCount) * elt), out(std::max<size_t>(1, std::max(inCount, outCount)) * elt, 0x5a);
+  // Input: for allgather and alltoall the values also say where they came from.
+  auto value = [&](int r, size_t i) {
+    return gather || a2a ? static_cast<double>((r * 5 + static_cast<int>(i % 7)) % 11) : input(r, i, c.op, t);
+  };
+  for (size_t i = 0; i < inCount; ++i) put(in.data(), t, i, encode(t, a2a ? value(rank, i) : value(rank, i)));
+  void* recv = out.data();
+  const void* send = in.data();
+  if (c.inPlace) {
+    // NCCL's in-place layouts: allgather's input is the rank's block of the output,
+    // reduce_scatter's output is the rank's block of the input.
+    if (gather) {
+      std::memcpy(out.data() + static_cast<size_t>(rank) * c.count * elt, in.data(), c.count * elt);
+      send = out.data() + static_cast<size_t>(rank) * c.count * elt;
+    } else {
+      std::memcpy(out.data(), in.data(), inCount * elt);
+      send = out.data();
+      if (scatter) recv = out.data() + static_cast<size_t>(rank) * c.count * elt;
+    }
+  }
+  weft_result_t rc = weftInternalError;
+  if (coll == "allreduce") rc = weft_allreduce(send, recv, c.count, t, c.op, comm, nullptr);
+  else if (coll == "reduce") rc = weft_reduce(send, recv, c.count, t, c.op, c.root, comm, nullptr);
+  else if (coll == "broadcast") rc = weft_broadcast(send, recv, c.count, t, c.root, comm, nullptr);
+  else if (gather) rc = weft_allgather(send, recv, c.count, t, comm, nullptr);
+  else if (scatter) rc = weft_reduce_scatter(send, recv, c.count, t, c.op, comm, nullptr);
+  else if (a2a) rc = weft_alltoall(send, recv, c.count, t, comm, nullptr);
+  RANK_CHECK(rc == weftSuccess, "rank %d %s: %s", rank, describe(c).c_str(), weft_last_error());
+  for (size_t i = 0; i < outCount; ++i) {
+    double want;
+    if (coll == "allreduce") want = expected(n, i, c.op, t);
+    else if (coll == "reduce") {
+      if (rank != c.root) break;  // only the root's output is defined
+      want = expected(n, i, c.op, t);
+    } else if (coll == "broadcast") want = input(c.root, i, c.op, t);
+    else if (gather) want = value(static_cast<int>(i / c.count), i % c.count);
+    else if (scatter) want = expected(n, static_cast<size_t>(rank) * c.count + i, c.op, t);
+    else want = value(static_cast<int>(i / c.count), static_cast<size_t>(rank) * c.count + i % c.count);
+    uint64_t got = get(recv, t, i);
+    RANK_CHECK(matches(t, (coll == "allreduce" || coll == "reduce" || scatter) ? c.op : weftSum, got, want),
+               "rank %d %s: element %zu is %g (bits 0x%llx), expected %g", rank, describe(c).c_str(), i, decode(t, got),
+               static_cast<unsigned long long>(got), want);
+  }
+  return 0;
+}
+
+int allCases(weft_comm_t* comm, int rank, int n) {
+  const weft_redop_t ops[] = {weftSum, weftProd, weftMax, weftMin, weftAvg};
+  const char* reductions[] = {"allreduce", "reduce", "reduce_scatter"};
+  const char* moves[] = {"broadcast", "allgather", "alltoall"};
+  for (int ti = 0; ti < 12; ++ti) {
+    auto t = static_cast<weft_datatype_t>(ti);
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1009}}) {
+      for (bool inPlace : {false, true}) {
+        for (const char* coll : reductions)
+          for (weft_redop_t op : ops)
+            if (runCase(comm, rank, n, {coll, t, op, count, inPlace, n - 1}) != 0) return 1;
+        for (const char* coll : moves) {
+          // In-place alltoall would receive a block over the one it is sending: not supported.
+          if (inPlace && std::string(coll) == "alltoall") continue;
+          if (runCase(comm, rank, n, {coll, t, weftSum, count, inPlace, n / 2}) != 0) return 1;
+        }
+      }
+    }
+  }
+  // Above channels x chunk (2 MiB chunks on up to 4 channels), a prime count.
+  for (const char* coll : {"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce"}) {
+    if (runCase(comm, rank, n, {coll, weftFloat32, weftSum, 2097169, false, 0}) != 0) return 1;
+    if (runCase(comm, rank, n, {coll, weftInt8, weftMax, 8388617, true, n - 1}) != 0) return 1;
+  }
+  return 0;
+}
+
+class CommCollectives : public ::testing::TestWithParam<int> {};
+
+TEST_P(CommCollectives, EveryCollectiveTypeAndOpAgainstTheTestsOwnResults) {
+  JobSpec spec;
+  spec.nranks = GetParam();
+  spec.deadline = std::chrono::seconds(400);
+  int n = spec.nranks;
+  auto out = runJob(spec, [n](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+    if (allCases(comm, rank, n) != 0) return 1;
+    RANK_OK(weft_comm_destroy(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectives, ::testing::Values(1, 2, 3, 4, 5, 8),
+                         [](const auto& p) { return std::to_string(p.param) + "ranks"; });
+
+// 64 MiB allreduce, inside a group with other collectives, and a PreMulSum op.
+TEST(CommCollectivesLarge, AllReduce64MiBGroupsAndPreMulSum) {
+  JobSpec spec;
+  spec.nranks = 3;
+  spec.deadline = std::chrono::seconds(300);
+  auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 3, id, rank));
+    const size_t count = (size_t{64} << 20) / 4;
+    std::vector<float> a(count), b(count);
+    for (size_t i = 0; i < count; ++i) a[i] = static_cast<float>((i + static_cast<size_t>(rank)) % 13);
+    RANK_OK(weft_allreduce(a.data(), b.data(), count, weftFloat32, weftSum, comm, nullptr));
+    for (size_t i = 0; i < count; ++i) {
+      float want = static_cast<float>(i % 13 + (i + 1) % 13 + (i + 2) % 13);
+      RANK_CHECK(b[i] == want, "element %zu: %g, expected %g", i, static_cast<double>(b[i]), static_cast<double>(want));
+    }
+    // Two collectives and a send/recv in one group.
+    std::vector<int> x(1000, rank + 1), y(1000), z(3000), p(10, rank), q(10, -1);
+    RANK_OK(weft_group_start());
+    RANK_OK(weft_allreduce(x.data(), y.data(), x.size(), weftInt32, weftSum, comm, nullptr));
+    RANK_OK(weft_allgather(x.data(), z.data(), x.size(), weftInt32, comm, nullptr));
+    RANK_OK(weft_send(p.data(), p.size(), weftInt32, (rank + 1) % 3, comm, nullptr));
+    RANK_OK(weft_recv(q.data(), q.size(), weftInt32, (rank + 2) % 3, comm, nullptr));
+    RANK_OK(weft_group_end());
+    RANK_CHECK(y[0] == 6 && y[999] == 6, "group allreduce: %d", y[0]);
+    RANK_CHECK(z[0] == 1 && z[1000] == 2 && z[2999] == 3, "group allgather: %d %d %d", z[0], z[1000], z[2999]);
+    RANK_CHECK(q[0] == (rank + 2) % 3, "group recv: %d", q[0]);
+    // PreMulSum: each rank's input times its own scalar (rank + 1), then summed.
+    double scalar = rank + 1;
+    weft_redop_t op;
+    RANK_OK(weft_redop_create_pre_mul_sum(&op, &scalar, weftFloat64, weftScalarHostImmediate, comm));
+    std::vector<double> d(5, 2.0), e(5);
+    RANK_OK(weft_allreduce(d.data(), e.data(), d.size(), weftFloat64, op, comm, nullptr));
+    RANK_CHECK(e[4] == 12.0, "premulsum: %g, expected 12", e[4]);
+    weft_result_t rc = weft_allreduce(d.data(), e.data(), d.size(), weftFloat32, op, comm, nullptr);
+    RANK_CHECK(rc == weftInvalidArgument, "an op used with another datatype returned %d", static_cast<int>(rc));
+    RANK_OK(weft_redop_destroy(op, comm));
+    RANK_CHECK(weft_redop_destroy(op, comm) == weftInvalidArgument, "a second destroy succeeded");
+    RANK_OK(weft_comm_destroy(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+}
+
+// Ranks as threads: one thread drives every rank's allreduce in one group.
+TEST(CommCollectivesThreads, OneGroupAcrossTheRanksOfAProcess) {
+  const int n = 4;
+  std::vector<weft_comm_t*> comms(n, nullptr);
+  ASSERT_EQ(weft_comm_init_all(comms.data(), n, nullptr), weftSuccess) << weft_last_error();
+  const size_t count = 3 << 20;
+  std::vector<std::vector<int64_t>> in(n, std::vector<int64_t>(count)), out(n, std::vector<int64_t>(count));
+  for (int r = 0; r < n; ++r)
+    for (size_t i = 0; i < count; ++i) in[static_cast<size_t>(r)][i] = static_cast<int64_t>(i) * (r + 1);
+  ASSERT_EQ(weft_group_start(), weftSuccess);
+  for (int r = 0; r < n; ++r)
+    ASSERT_EQ(weft_allreduce(in[static_cast<size_t>(r)].data(), out[static_cast<size_t>(r)].data(), count, weftInt64,
+                             weftSum, comms[static_cast<size_t>(r)], nullptr),
+              weftSuccess);
+  ASSERT_EQ(weft_group_end(), weftSuccess) << weft_last_error();
+  for (int r = 0; r < n; ++r)
+    for (size_t i = 0; i < count; i += 4099) ASSERT_EQ(out[static_cast<size_t>(r)][i], static_cast<int64_t>(i) * 10);
+  for (weft_comm_t* c : comms) EXPECT_EQ(weft_comm_destroy(c), weftSuccess);
+}
+
+}  // namespace
+}  // namespace weft::testing

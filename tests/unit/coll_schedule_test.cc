@@ -1,0 +1,166 @@
+// Ring schedules simulated on n ranks without a transport: every rank runs its own step list
+// over integer buffers, sends go into a FIFO per ring edge, receives take from it (a step that
+// finds its FIFO empty waits its turn). Every send must meet a receive of the same size, nothing
+// may deadlock or stay in a FIFO, and the outputs must be the collective's result.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <numeric>
+#include <vector>
+
+#include "core/coll/schedule.h"
+
+namespace weft::coll {
+namespace {
+
+struct Rank {
+  std::vector<long> in, out;
+  std::vector<Step> steps;
+  size_t next = 0;
+};
+
+// The ring 0 -> 1 -> ... -> n-1 -> 0, seen from `me`.
+RingView ringOf(int n, int me) {
+  RingView v;
+  v.nranks = n;
+  v.index = me;
+  for (int i = 0; i < n; ++i) v.userRanks.push_back((me + i) % n);
+  return v;
+}
+
+// Runs every rank's steps to the end; false on a deadlock or a size mismatch.
+bool simulate(std::vector<Rank>& ranks, std::string* why) {
+  int n = static_cast<int>(ranks.size());
+  std::vector<std::deque<std::vector<long>>> edge(static_cast<size_t>(n));  // edge[r]: r -> r+1
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < n; ++r) {
+      Rank& k = ranks[static_cast<size_t>(r)];
+      if (k.next == k.steps.size()) continue;
+      const Step& s = k.steps[k.next];
+      auto& inbox = edge[static_cast<size_t>((r - 1 + n) % n)];
+      bool recv = s.prim != Prim::kSend && s.prim != Prim::kCopySend;
+      bool send = s.prim != Prim::kRecv && s.prim != Prim::kRecvReduceCopy;
+      std::vector<long> data(s.count);
+      if (recv) {
+        if (inbox.empty()) continue;
+        if (inbox.front().size() != s.count) {
+          *why = "rank " + std::to_string(r) + " " + primName(s.prim) + " of " + std::to_string(s.count) +
+                 " met a send of " + std::to_string(inbox.front().size());
+          return false;
+        }
+        data = inbox.front();
+        inbox.pop_front();
+      }
+      bool reduce = s.prim == Prim::kRecvReduceSend || s.prim == Prim::kRecvReduceCopySend || s.prim == Prim::kRecvReduceCopy;
+      for (size_t i = 0; i < s.count; ++i) {
+        if (!recv || reduce) data[i] = (recv ? data[i] : 0) + k.in[s.in + i];
+      }
+      if (s.prim == Prim::kCopySend) data.assign(k.in.begin() + static_cast<long>(s.in), k.in.begin() + static_cast<long>(s.in + s.count));
+      bool writes = s.prim != Prim::kSend && s.prim != Prim::kRecvReduceSend;
+      if (writes) std::copy(data.begin(), data.end(), k.out.begin() + static_cast<long>(s.out));
+      if (send) edge[static_cast<size_t>(r)].push_back(data);
+      ++k.next;
+      moved = true;
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    if (ranks[static_cast<size_t>(r)].next != ranks[static_cast<size_t>(r)].steps.size()) {
+      *why = "rank " + std::to_string(r) + " is stuck at step " + std::to_string(ranks[static_cast<size_t>(r)].next);
+      return false;
+    }
+    if (!edge[static_cast<size_t>(r)].empty()) {
+      *why = "data left on edge " + std::to_string(r);
+      return false;
+    }
+  }
+  return true;
+}
+
+long inputOf(int r, size_t i) { return static_cast<long>(i * 10 + static_cast<size_t>(r) * 1000003); }
+
+struct Shape {
+  int n;
+  size_t count;
+  size_t chunk;
+};
+
+class RingSchedules : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(RingSchedules, EveryCollectiveDeliversItsResultOnEveryChannelPart) {
+  const Shape sh = GetParam();
+  const int n = sh.n;
+  for (Coll coll : {Coll::kAllReduce, Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce}) {
+    for (int nch : {1, 3}) {
+      bool perRank = coll == Coll::kAllGather || coll == Coll::kReduceScatter;
+      size_t total = perRank ? sh.count * static_cast<size_t>(n) : sh.count;
+      std::vector<Rank> ranks(static_cast<size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        Rank& k = ranks[static_cast<size_t>(r)];
+        size_t inCount = coll == Coll::kReduceScatter ? total : coll == Coll::kAllGather ? sh.count : sh.count;
+        k.in.resize(inCount);
+        for (size_t i = 0; i < inCount; ++i) k.in[i] = inputOf(r, i);
+        k.out.assign(coll == Coll::kAllGather ? total : sh.count, -1);
+        ScheduleArgs a;
+        a.coll = coll;
+        a.countPerRank = sh.count;
+        a.chunkElems = sh.chunk;
+        a.alignElems = 4;
+        a.root = n / 2;
+        for (int c = 0; c < nch; ++c) {
+          std::vector<Step> s = ringSchedule(a, ringOf(n, r), channelPart(sh.count, nch, c, 4));
+          k.steps.insert(k.steps.end(), s.begin(), s.end());
+        }
+      }
+      std::string why;
+      ASSERT_TRUE(simulate(ranks, &why)) << "coll " << static_cast<int>(coll) << " n " << n << " channels " << nch << ": " << why;
+      for (int r = 0; r < n; ++r) {
+        const Rank& k = ranks[static_cast<size_t>(r)];
+        for (size_t i = 0; i < k.out.size(); ++i) {
+          long want = 0;
+          switch (coll) {
+            case Coll::kAllReduce:
+              for (int q = 0; q < n; ++q) want += inputOf(q, i);
+              break;
+            case Coll::kReduce:
+              if (r != n / 2) continue;
+              for (int q = 0; q < n; ++q) want += inputOf(q, i);
+              break;
+            case Coll::kBroadcast:
+              want = inputOf(n / 2, i);
+              break;
+            case Coll::kAllGather:
+              want = inputOf(static_cast<int>(i / sh.count), i % sh.count);
+              break;
+            case Coll::kReduceScatter:
+              for (int q = 0; q < n; ++q) want += inputOf(q, static_cast<size_t>(r) * sh.count + i);
+              break;
+          }
+          ASSERT_EQ(k.out[i], want) << "coll " << static_cast<int>(coll) << " n " << n << " rank " << r << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RingSchedules,
+                         ::testing::Values(Shape{2, 1, 8}, Shape{2, 100, 8}, Shape{3, 7, 4}, Shape{3, 1009, 16},
+                                           Shape{4, 64, 4}, Shape{5, 333, 8}, Shape{8, 1000, 12}, Shape{8, 3, 4}));
+
+TEST(ChannelParts, CoverTheCountInOrderAligned) {
+  for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1009}, size_t{4096}}) {
+    for (int nch : {1, 2, 3, 16}) {
+      size_t next = 0;
+      for (int c = 0; c < nch; ++c) {
+        Part p = channelPart(count, nch, c, 4);
+        EXPECT_EQ(p.offset, std::min(next, count));
+        if (c + 1 < nch && p.offset + p.count < count) EXPECT_EQ(p.count % 4, 0u);
+        next = p.offset + p.count;
+      }
+      EXPECT_EQ(next, count);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft::coll
