@@ -46,7 +46,8 @@ WEFT_COLL_INLINE float halfToFloat(uint16_t h) {
   uint32_t bits = (mag << 13) + 0x38000000u;
   bits = mag >= 0x7c00u ? bits + 0x38000000u : bits;
   // Zero and subnormals: mantissa * 2^-24, exact in float.
-  const uint32_t small = std::bit_cast<uint32_t>(float(mag) * 0x1p-24f);
+  // (Converting as int32: SSE2 has no unsigned int -> float conversion to vectorise.)
+  const uint32_t small = std::bit_cast<uint32_t>(float(int32_t(mag)) * 0x1p-24f);
   bits = mag < 0x0400u ? small : bits;
   bits |= sign;
   return std::bit_cast<float>(mag > 0x7c00u ? 0x7fffffffu : bits);
@@ -93,7 +94,7 @@ WEFT_COLL_INLINE float fp8ToFloat(uint8_t v, Fp8Format format) {
   const uint32_t sign = uint32_t(v & 0x80u) << 24;
   const uint32_t mag = v & 0x7fu;
   uint32_t bits = (mag << 20) + 0x3c000000u;  // rebias 7 -> 127
-  const uint32_t small = std::bit_cast<uint32_t>(float(mag) * 0x1p-9f);  // subnormal step 2^-9
+  const uint32_t small = std::bit_cast<uint32_t>(float(int32_t(mag)) * 0x1p-9f);  // subnormal step 2^-9
   bits = mag < 0x08u ? small : bits;
   bits |= sign;
   return std::bit_cast<float>(mag == 0x7fu ? 0x7fffffffu : bits);  // NaN as CUDA gives it
@@ -110,11 +111,13 @@ WEFT_COLL_INLINE uint8_t floatToFp8(float f, Fp8Format format) {
   const uint32_t mag = x & 0x7fffffffu;
   const uint32_t drop = 23 - manBits;
   const uint32_t minNormal = (128 - bias) << 23;  // 2^(1-bias)
-  uint32_t normal = ((mag - ((127 - bias) << 23)) + ((1u << (drop - 1)) - 1) + ((mag >> drop) & 1u)) >> drop;
+  const uint32_t rebased = mag - ((127 - bias) << 23);
+  const uint32_t normal = (rebased + ((1u << (drop - 1)) - 1) + ((mag >> drop) & 1u)) >> drop;
   // Subnormals as in floatToHalf: a magic number whose float step is the fp8 subnormal step
   // (2^-9 for e4m3, 2^-16 for e5m2), i.e. 2^14 or 2^7.
   const float magic = std::bit_cast<float>((128 - bias - manBits + 23) << 23);
-  const uint32_t sub = std::bit_cast<uint32_t>(std::bit_cast<float>(mag) + magic) - std::bit_cast<uint32_t>(magic);
+  const uint32_t sub =
+      std::bit_cast<uint32_t>(std::bit_cast<float>(mag) + magic) - std::bit_cast<uint32_t>(magic);
   uint32_t r = mag < minNormal ? sub : normal;
   const uint32_t maxFinite = e4m3 ? kE4M3MaxFinite : kE5M2MaxFinite;
   r = r < maxFinite ? r : maxFinite;
@@ -131,7 +134,9 @@ WEFT_COLL_INLINE uint16_t fp8ToHalf(uint8_t v, Fp8Format format) {
 }
 
 // One rounding from the half's exact value, as cvt.rn.satfinite.{e4m3,e5m2}x2.f16x2 does.
-WEFT_COLL_INLINE uint8_t halfToFp8(uint16_t h, Fp8Format format) { return floatToFp8(halfToFloat(h), format); }
+WEFT_COLL_INLINE uint8_t halfToFp8(uint16_t h, Fp8Format format) {
+  return floatToFp8(halfToFloat(h), format);
+}
 
 // ---- any datatype ----
 

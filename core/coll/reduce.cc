@@ -6,6 +6,7 @@
 
 #include <cassert>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -38,18 +39,12 @@ class Divider {
 template <typename F>
 using FloatBits = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
 
-template <typename F>
-WEFT_COLL_INLINE F floatMax(F a, F b) {
-  const F tie = std::bit_cast<F>(FloatBits<F>(std::bit_cast<FloatBits<F>>(a) & std::bit_cast<FloatBits<F>>(b)));
-  const F larger = ((a > b) | (b != b)) ? a : b;
-  return a == b ? tie : larger;
-}
-
-template <typename F>
-WEFT_COLL_INLINE F floatMin(F a, F b) {
-  const F tie = std::bit_cast<F>(FloatBits<F>(std::bit_cast<FloatBits<F>>(a) | std::bit_cast<FloatBits<F>>(b)));
-  const F smaller = ((a < b) | (b != b)) ? a : b;
-  return a == b ? tie : smaller;
+template <bool kMax, typename F>
+WEFT_COLL_INLINE F floatMaxMin(F a, F b) {
+  const FloatBits<F> x = std::bit_cast<FloatBits<F>>(a), y = std::bit_cast<FloatBits<F>>(b);
+  const F tie = std::bit_cast<F>(FloatBits<F>(kMax ? x & y : x | y));
+  const F chosen = ((kMax ? a > b : a < b) | (b != b)) ? a : b;
+  return a == b ? tie : chosen;
 }
 
 // ---- Arithmetic of each element type: add, mul, max, min, the PreMulSum scalar, divide ----
@@ -71,10 +66,11 @@ struct IntArith {
   template <bool kSigned>
   WEFT_COLL_INLINE static T divide(T x, const Divider& div) {
     if constexpr (kSigned && std::is_signed_v<T>) {
-      const bool negative = x < 0;
-      const uint64_t magnitude = negative ? uint64_t(0) - uint64_t(int64_t(x)) : uint64_t(x);
-      const uint64_t q = div(magnitude);
-      return T(negative ? U(0) - U(q) : U(q));
+      // |x| and the sign put back with an all-ones-if-negative mask: random signs would make a
+      // branch here mispredict half the time.
+      const uint64_t negative = uint64_t(0) - uint64_t(x < 0);
+      const uint64_t magnitude = (uint64_t(int64_t(x)) ^ negative) - negative;
+      return T(U((div(magnitude) ^ negative) - negative));
     } else {
       return T(div(uint64_t(U(x))));
     }
@@ -86,8 +82,8 @@ struct FloatArith {
   using Elem = F;
   WEFT_COLL_INLINE static F add(F a, F b) { return a + b; }
   WEFT_COLL_INLINE static F mul(F a, F b) { return a * b; }
-  WEFT_COLL_INLINE static F max(F a, F b) { return floatMax(a, b); }
-  WEFT_COLL_INLINE static F min(F a, F b) { return floatMin(a, b); }
+  WEFT_COLL_INLINE static F max(F a, F b) { return floatMaxMin<true>(a, b); }
+  WEFT_COLL_INLINE static F min(F a, F b) { return floatMaxMin<false>(a, b); }
   WEFT_COLL_INLINE static F scalar(uint64_t arg) { return std::bit_cast<F>(FloatBits<F>(arg)); }
   // NCCL builds SumPostDiv for integers only; for a hand-made float one, divide in the type.
   template <bool>
@@ -101,12 +97,17 @@ struct HalfCodec {
   using Elem = uint16_t;
   WEFT_COLL_INLINE static float widen(Elem h) { return halfToFloat(h); }
   WEFT_COLL_INLINE static Elem narrow(float f) { return floatToHalf(f); }
+  WEFT_COLL_INLINE static bool isNan(Elem h) { return (h & 0x7fffu) > 0x7c00u; }
+  // What narrow(widen(v)) makes of an operand that Max/Min returns unchanged.
+  WEFT_COLL_INLINE static Elem renarrow(Elem h) { return isNan(h) ? kHalfNan : h; }
 };
 
 struct Bf16Codec {
   using Elem = uint16_t;
   WEFT_COLL_INLINE static float widen(Elem b) { return bf16ToFloat(b); }
   WEFT_COLL_INLINE static Elem narrow(float f) { return floatToBf16(f); }
+  WEFT_COLL_INLINE static bool isNan(Elem b) { return (b & 0x7fffu) > 0x7f80u; }
+  WEFT_COLL_INLINE static Elem renarrow(Elem b) { return isNan(b) ? kBf16Nan : b; }
 };
 
 // fp8 as NCCL computes it: the operation's result is rounded to half first (the half op), then
@@ -118,19 +119,51 @@ struct Fp8Codec {
   using Elem = uint8_t;
   WEFT_COLL_INLINE static float widen(Elem v) { return fp8ToFloat(v, kFormat); }
   WEFT_COLL_INLINE static Elem narrow(float f) { return halfToFp8(floatToHalf(f), kFormat); }
+  WEFT_COLL_INLINE static bool isNan(Elem v) {
+    return kFormat == Fp8Format::kE4M3 ? (v & 0x7fu) == 0x7fu : (v & 0x7fu) > 0x7cu;
+  }
+  // SATFINITE turns an e5m2 Inf into the largest finite value.
+  WEFT_COLL_INLINE static Elem renarrow(Elem v) {
+    if (isNan(v)) return kFp8Nan;
+    const bool inf = kFormat == Fp8Format::kE5M2 && (v & 0x7fu) == 0x7cu;
+    if (inf) return Elem((v & 0x80u) | kE5M2MaxFinite);
+    return v;
+  }
 };
 
 template <typename Codec>
 struct NarrowArith {
   using Elem = typename Codec::Elem;
-  WEFT_COLL_INLINE static Elem add(Elem a, Elem b) { return Codec::narrow(Codec::widen(a) + Codec::widen(b)); }
-  WEFT_COLL_INLINE static Elem mul(Elem a, Elem b) { return Codec::narrow(Codec::widen(a) * Codec::widen(b)); }
-  WEFT_COLL_INLINE static Elem max(Elem a, Elem b) { return Codec::narrow(floatMax(Codec::widen(a), Codec::widen(b))); }
-  WEFT_COLL_INLINE static Elem min(Elem a, Elem b) { return Codec::narrow(floatMin(Codec::widen(a), Codec::widen(b))); }
+  WEFT_COLL_INLINE static Elem add(Elem a, Elem b) {
+    return Codec::narrow(Codec::widen(a) + Codec::widen(b));
+  }
+  WEFT_COLL_INLINE static Elem mul(Elem a, Elem b) {
+    return Codec::narrow(Codec::widen(a) * Codec::widen(b));
+  }
+  WEFT_COLL_INLINE static Elem max(Elem a, Elem b) { return maxMin<true>(a, b); }
+  WEFT_COLL_INLINE static Elem min(Elem a, Elem b) { return maxMin<false>(a, b); }
   WEFT_COLL_INLINE static Elem scalar(uint64_t arg) { return Elem(arg); }
   template <bool>
   WEFT_COLL_INLINE static Elem divide(Elem x, const Divider& div) {
     return Codec::narrow(Codec::widen(x) / float(div.divisor()));
+  }
+
+ private:
+  using Signed = std::make_signed_t<Elem>;
+  // Sign-magnitude bits as a signed integer of the same order (negative magnitudes reversed,
+  // -0 just below +0), so that Max/Min, which return an operand unchanged, need no conversion.
+  WEFT_COLL_INLINE static Signed orderKey(Elem v) {
+    const Signed s = Signed(v);
+    return Signed(s < 0 ? s ^ std::numeric_limits<Signed>::max() : s);
+  }
+  // __hmax/__hmin on the operands as half (or bf16), then the conversion back.
+  template <bool kMax>
+  WEFT_COLL_INLINE static Elem maxMin(Elem a, Elem b) {
+    const Signed ka = orderKey(a), kb = orderKey(b);
+    Elem r = (kMax ? ka > kb : ka < kb) ? a : b;
+    r = Codec::isNan(b) ? a : r;
+    r = Codec::isNan(a) ? b : r;
+    return Codec::renarrow(r);
   }
 };
 
@@ -138,44 +171,52 @@ struct NarrowArith {
 
 template <class A>
 struct SumFn {
-  WEFT_COLL_INLINE typename A::Elem operator()(typename A::Elem a, typename A::Elem b) const { return A::add(a, b); }
+  using E = typename A::Elem;
+  WEFT_COLL_INLINE E operator()(E a, E b) const { return A::add(a, b); }
 };
 template <class A>
 struct ProdFn {
-  WEFT_COLL_INLINE typename A::Elem operator()(typename A::Elem a, typename A::Elem b) const { return A::mul(a, b); }
+  using E = typename A::Elem;
+  WEFT_COLL_INLINE E operator()(E a, E b) const { return A::mul(a, b); }
 };
 template <class A>
 struct MaxFn {
-  WEFT_COLL_INLINE typename A::Elem operator()(typename A::Elem a, typename A::Elem b) const { return A::max(a, b); }
+  using E = typename A::Elem;
+  WEFT_COLL_INLINE E operator()(E a, E b) const { return A::max(a, b); }
 };
 template <class A>
 struct MinFn {
-  WEFT_COLL_INLINE typename A::Elem operator()(typename A::Elem a, typename A::Elem b) const { return A::min(a, b); }
+  using E = typename A::Elem;
+  WEFT_COLL_INLINE E operator()(E a, E b) const { return A::min(a, b); }
 };
 // The scaled local value is rounded to the type before the add, as NCCL's preOp returns a T.
 template <class A>
 struct PreMulSumFn {
-  typename A::Elem scalar;
-  WEFT_COLL_INLINE typename A::Elem operator()(typename A::Elem a, typename A::Elem b) const {
+  using E = typename A::Elem;
+  E scalar;
+  WEFT_COLL_INLINE E operator()(E a, E b) const {
     return A::add(A::mul(a, scalar), b);
   }
 };
 template <class A, bool kSigned>
 struct SumPostDivFn {
+  using E = typename A::Elem;
   Divider div;
-  WEFT_COLL_INLINE typename A::Elem operator()(typename A::Elem a, typename A::Elem b) const {
+  WEFT_COLL_INLINE E operator()(E a, E b) const {
     return A::template divide<kSigned>(A::add(a, b), div);
   }
 };
 template <class A>
 struct ScaleFn {
-  typename A::Elem scalar;
-  WEFT_COLL_INLINE typename A::Elem operator()(typename A::Elem x) const { return A::mul(x, scalar); }
+  using E = typename A::Elem;
+  E scalar;
+  WEFT_COLL_INLINE E operator()(E x) const { return A::mul(x, scalar); }
 };
 template <class A, bool kSigned>
 struct DivideFn {
+  using E = typename A::Elem;
   Divider div;
-  WEFT_COLL_INLINE typename A::Elem operator()(typename A::Elem x) const { return A::template divide<kSigned>(x, div); }
+  WEFT_COLL_INLINE E operator()(E x) const { return A::template divide<kSigned>(x, div); }
 };
 
 // ---- Loops: one per aliasing pattern, each with pointers the compiler may assume distinct ----
@@ -259,8 +300,9 @@ void reduceTyped(const RedOp& op, void* dst, const void* local, const void* remo
     case RedKind::kSumPostDiv: {
       const uint64_t divisor = postDivisor(op);
       if (!post || divisor == 0) return applyBinary(SumFn<A>{}, d, a, b, n);
-      if (postDivSigned(op)) return applyBinary(SumPostDivFn<A, true>{Divider(divisor)}, d, a, b, n);
-      return applyBinary(SumPostDivFn<A, false>{Divider(divisor)}, d, a, b, n);
+      const Divider div(divisor);
+      if (postDivSigned(op)) return applyBinary(SumPostDivFn<A, true>{div}, d, a, b, n);
+      return applyBinary(SumPostDivFn<A, false>{div}, d, a, b, n);
     }
   }
 }
@@ -275,11 +317,15 @@ void copyTyped(const RedOp& op, void* dst, const void* src, size_t n, bool pre, 
   }
   const uint64_t divisor = postDivisor(op);
   if (post && op.kind == RedKind::kSumPostDiv && divisor != 0) {
-    if (postDivSigned(op)) return applyUnary(DivideFn<A, true>{Divider(divisor)}, d, s, n);
-    return applyUnary(DivideFn<A, false>{Divider(divisor)}, d, s, n);
+    const Divider div(divisor);
+    if (postDivSigned(op)) return applyUnary(DivideFn<A, true>{div}, d, s, n);
+    return applyUnary(DivideFn<A, false>{div}, d, s, n);
   }
   if (d != s) std::memmove(d, s, n * sizeof(T));
 }
+
+using E4M3Arith = NarrowArith<Fp8Codec<Fp8Format::kE4M3>>;
+using E5M2Arith = NarrowArith<Fp8Codec<Fp8Format::kE5M2>>;
 
 // Calls visit.template operator()<Arith>() with the arithmetic of `type`; false for an unknown
 // type.
@@ -296,8 +342,8 @@ bool visitArith(weft_datatype_t type, Visit&& visit) {
     case weftFloat32: visit.template operator()<FloatArith<float>>(); return true;
     case weftFloat64: visit.template operator()<FloatArith<double>>(); return true;
     case weftBfloat16: visit.template operator()<NarrowArith<Bf16Codec>>(); return true;
-    case weftFloat8e4m3: visit.template operator()<NarrowArith<Fp8Codec<Fp8Format::kE4M3>>>(); return true;
-    case weftFloat8e5m2: visit.template operator()<NarrowArith<Fp8Codec<Fp8Format::kE5M2>>>(); return true;
+    case weftFloat8e4m3: visit.template operator()<E4M3Arith>(); return true;
+    case weftFloat8e5m2: visit.template operator()<E5M2Arith>(); return true;
     default: return false;
   }
 }
@@ -326,7 +372,8 @@ Result<RedOp> deviceOp(int userOp, weft_datatype_t type, int nRanks) {
     case weftMin: return RedOp{RedKind::kMinMax, type, minMaxArg(type, false)};
     case weftAvg:
       if (isIntegerType(type)) {
-        return RedOp{RedKind::kSumPostDiv, type, uint64_t(nRanks) << 1 | (isSignedIntegerType(type) ? 1 : 0)};
+        const uint64_t isSigned = isSignedIntegerType(type) ? 1 : 0;
+        return RedOp{RedKind::kSumPostDiv, type, uint64_t(nRanks) << 1 | isSigned};
       }
       // 1/nRanks is a quotient, so rounding it to double, then float, then the narrow type
       // gives the same bits as rounding it once (each step has > 2p+2 bits).
@@ -339,7 +386,8 @@ Result<RedOp> deviceOp(int userOp, weft_datatype_t type, int nRanks) {
 
 RedOp preMulSum(weft_datatype_t type, const void* scalar) {
   uint64_t bits = 0;
-  // Zero-extended on this little- or big-endian host: copy into the low-order bytes.
+  // Read as an integer of the element's width, so that the bits land at the low end of the
+  // u64 whatever the host's byte order.
   switch (typeSize(type)) {
     case 1: bits = *static_cast<const uint8_t*>(scalar); break;
     case 2: { uint16_t v; std::memcpy(&v, scalar, 2); bits = v; break; }
@@ -353,7 +401,8 @@ RedOp preMulSum(weft_datatype_t type, const void* scalar) {
 void reduceInto(const RedOp& op, void* dst, const void* local, const void* remote, size_t n,
                 bool preLocal, bool post) {
   if (n == 0) return;
-  const bool known = visitArith(op.type, [&]<class A>() { reduceTyped<A>(op, dst, local, remote, n, preLocal, post); });
+  const bool known =
+      visitArith(op.type, [&]<class A>() { reduceTyped<A>(op, dst, local, remote, n, preLocal, post); });
   assert(known && "reduceInto: unknown datatype");
   (void)known;
 }

@@ -154,7 +154,9 @@ TEST(ChannelParts, CoverTheCountInOrderAligned) {
       for (int c = 0; c < nch; ++c) {
         Part p = channelPart(count, nch, c, 4);
         EXPECT_EQ(p.offset, std::min(next, count));
-        if (c + 1 < nch && p.offset + p.count < count) EXPECT_EQ(p.count % 4, 0u);
+        if (c + 1 < nch && p.offset + p.count < count) {
+          EXPECT_EQ(p.count % 4, 0u);
+        }
         next = p.offset + p.count;
       }
       EXPECT_EQ(next, count);
