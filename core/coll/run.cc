@@ -152,7 +152,9 @@ Status oneRank(const CollArgs& a) {
 class Waiter {
  public:
   void moved() { idle_ = false; }
-  void idle(Comm* sleepOn) {
+  // `stillIdle` runs one more pass and says whether nothing moved (only before a sleep).
+  template <typename F>
+  void idle(Comm* sleepOn, F&& stillIdle) {
     if (!idle_) {
       idle_ = true;
       passes_ = 0;
@@ -164,8 +166,7 @@ class Waiter {
     if (waited < std::chrono::microseconds(500)) {
       sched_yield();
     } else if (sleepOn != nullptr && sleepOn->myBell) {
-      // A ring that arrives between the last pass and the sleep costs at most this timeout.
-      runtime::sleepOnBell(sleepOn->myBell->bell(), std::chrono::milliseconds(1), [] { return true; });
+      runtime::sleepOnBell(sleepOn->myBell->bell(), std::chrono::milliseconds(100), stillIdle);
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
@@ -280,33 +281,55 @@ Status runCollectives(const std::vector<CollTask>& tasks) {
       if (!acts[j].done && acts[j].task->comm == acts[i].task->comm) return false;
     return true;
   };
-  Waiter waiter;
-  for (;;) {
-    bool any = false;
-    bool left = false;
-    bool allShm = true;
+  struct Sweep {
+    bool any = false;    // something moved
+    bool left = false;   // something is not done
+    bool allShm = true;  // everything waiting waits on shared memory…
     Comm* only = nullptr;
-    bool one = true;
-    for (size_t i = 0; i < acts.size(); ++i) {
+    bool one = true;     // …of one communicator
+    Status error;
+  };
+  // One pass over every collective whose turn it is.
+  auto sweep = [&]() {
+    Sweep w;
+    for (size_t i = 0; i < acts.size() && w.error.isOk(); ++i) {
       Active& act = acts[i];
       if (act.done) continue;
-      left = true;
-      if (only != nullptr && only != act.task->comm) one = false;
-      only = act.task->comm;
+      w.left = true;
+      if (w.only != nullptr && w.only != act.task->comm) w.one = false;
+      w.only = act.task->comm;
       if (!turn(i)) continue;
       Result<bool> r = pass(act);
-      if (!r.isOk()) return failOn(*act.task->comm, std::move(r).takeStatus());
-      any = any || *r;
-      allShm = allShm && act.allShm && !act.draining;
+      if (!r.isOk()) {
+        w.error = failOn(*act.task->comm, std::move(r).takeStatus());
+        break;
+      }
+      w.any = w.any || *r;
+      w.allShm = w.allShm && act.allShm && !act.draining;
     }
-    if (!left) return Status::ok();
-    if (any) {
+    return w;
+  };
+  Waiter waiter;
+  for (;;) {
+    Sweep w = sweep();
+    WEFT_TRY(w.error);
+    if (!w.left) return Status::ok();
+    if (w.any) {
       waiter.moved();
       continue;
     }
     for (Active& act : acts)
       if (!act.done && act.task->comm->stop.load()) return failOn(*act.task->comm, act.task->comm->stoppedStatus("running a collective"));
-    waiter.idle(allShm && one ? only : nullptr);
+    // Before sleeping, one more sweep after announcing the sleep: a peer that published in
+    // between either sees the sleeper and rings, or its data is seen here.
+    Status inner;
+    waiter.idle(w.allShm && w.one ? w.only : nullptr, [&] {
+      Sweep again = sweep();
+      inner = again.error;
+      if (again.any) waiter.moved();
+      return inner.isOk() && !again.any && again.left;
+    });
+    WEFT_TRY(inner);
   }
 }
 

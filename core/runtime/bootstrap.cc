@@ -140,8 +140,11 @@ void replyAll(const std::vector<RootRecord>& arrived, const std::vector<std::opt
     reply.status = static_cast<int32_t>(code);
     if (code == Code::kSuccess) reply.next = byRank[static_cast<size_t>((r.rank + 1) % n)]->ring;
     std::snprintf(reply.message, sizeof(reply.message), "%s", message.c_str());
-    Deadline dl = Deadline::in(std::chrono::seconds(10), stop, "sending the bootstrap root's answer to rank " +
-                                                                   std::to_string(r.rank));
+    // Not abortable: a rank that aborts right after its own answer must not cut the others'
+    // answers short (each rank listens for it already; a dead one costs this second).
+    (void)stop;
+    Deadline dl = Deadline::in(std::chrono::seconds(1), nullptr, "sending the bootstrap root's answer to rank " +
+                                                                    std::to_string(r.rank));
     auto fd = connectTo(r.reply, magic, SocketType::kBootstrap, dl);
     if (!fd.isOk() || !sendAll(fd->get(), &reply, sizeof(reply), dl, r.reply.str()).isOk())
       WEFT_INFO(log::kBootstrap, "Bootstrap Root : could not answer rank %d at %s", r.rank, r.reply.str().c_str());
