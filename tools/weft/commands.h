@@ -14,5 +14,6 @@ void addTopoCommands(CLI::App& app);
 void addSearchCommand(CLI::App& app);
 void addNetTestCommand(CLI::App& app);
 void addInfoCommands(CLI::App& app);
+void addPerfCommand(CLI::App& app);
 
 }  // namespace weft::tool

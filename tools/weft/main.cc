@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   weft::tool::addSearchCommand(app);
   weft::tool::addNetTestCommand(app);
   weft::tool::addInfoCommands(app);
+  weft::tool::addPerfCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
