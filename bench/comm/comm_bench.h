@@ -52,4 +52,30 @@ struct P2pOptions {
 // RESULT test=lat impl=LABEL bytes=8 rep=I iters=K us=…
 int p2pRank(const P2pOptions& o, int rank, const weft_unique_id_t& id);
 
+struct CollOptions {
+  std::string op = "allreduce";  // allreduce (float sum) or allgather (bytes)
+  std::vector<size_t> sizes{8, size_t{64} << 10, size_t{1} << 20, size_t{16} << 20, size_t{64} << 20};
+  int reps = 3;
+  size_t bytesPerRep = size_t{128} << 20;  // calls per rep: bytesPerRep / size, in [minIters, maxIters]
+  int minIters = 5;
+  int maxIters = 1000;
+  std::string label = "weft";
+  std::chrono::seconds timeout{60};
+};
+
+// Calls per timed rep (and warm-up calls: a fifth of them, at least 2) for one size; the same
+// rule in weft_bench_comm_mpi.
+int collIters(const CollOptions& o, size_t bytes);
+
+// The body of one rank of the collective benchmark, nccl-tests' method: buffers allocated and
+// touched once per size, warm-up calls, then `reps` timed runs of `iters` calls between two
+// barriers; rank 0 prints the time per call, max over ranks (size: allreduce's buffer, allgather's
+// whole output):
+// RESULT test=coll op=OP impl=LABEL ranks=N bytes=B rep=I iters=K us=… algbw=… busbw=…
+int collRank(const CollOptions& o, int nranks, int rank, const weft_unique_id_t& id);
+
+// Single-thread memcpy of each size between two touched buffers (same iteration rule):
+// RESULT test=memcpy bytes=B rep=I iters=K us=… gbps=…
+void memcpyBandwidth(const CollOptions& o);
+
 }  // namespace weft::bench::comm

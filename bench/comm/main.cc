@@ -18,10 +18,15 @@ constexpr const char* kUsage =
     "       weft_bench_comm p2p  [--rank R] [--sizes 4M,16M,64M,256M] [--reps 3] [--bytes-per-rep 1G]\n"
     "                            [--min-iters 4] [--lat-iters 10000] [--lat-warmup 1000] [--label weft]\n"
     "                            [--timeout S]\n"
+    "       weft_bench_comm coll [--op allreduce|allgather] [--ranks 2,4] [--sizes 8,64K,1M,16M,64M]\n"
+    "                            [--reps 3] [--bytes-per-rep 128M] [--min-iters 5] [--max-iters 1000]\n"
+    "                            [--label weft] [--memcpy 0|1] [--timeout S]\n"
     "init: N-rank communicators of forked processes on this host, time of weft_comm_init_rank.\n"
     "p2p: send/recv between two ranks: 8-byte ping-pong latency, then one-way streaming bandwidth.\n"
     "     Without --rank both ranks are forked here; with --rank this process is that rank and\n"
     "     the id comes from NCCL_COMM_ID=host:port (set the same for both ranks).\n"
+    "coll: allreduce (float sum) or allgather (bytes) of N forked ranks, nccl-tests' method; size is\n"
+    "      allreduce's buffer or allgather's whole output; --memcpy 1 first times a single-thread memcpy.\n"
     "Prints `RESULT key=value ...` lines (bench/comm/run.sh makes the tables).\n";
 
 // "4M" -> 4194304; K, M, G are powers of 1024.
@@ -108,6 +113,44 @@ int mainP2p(const Flags& f) {
   return p2pRank(o, rank, id);
 }
 
+int mainColl(const Flags& f) {
+  CollOptions o;
+  std::vector<int> ranks{2, 4};
+  bool memcpyToo = false;
+  for (const auto& [k, v] : f.items) {
+    if (k == "op") o.op = v;
+    else if (k == "ranks") {
+      ranks.clear();
+      for (const std::string& r : splitCommas(v)) ranks.push_back(std::stoi(r));
+    } else if (k == "sizes") {
+      o.sizes.clear();
+      for (const std::string& s : splitCommas(v)) o.sizes.push_back(parseSize(s));
+    } else if (k == "reps") o.reps = std::stoi(v);
+    else if (k == "bytes-per-rep") o.bytesPerRep = parseSize(v);
+    else if (k == "min-iters") o.minIters = std::stoi(v);
+    else if (k == "max-iters") o.maxIters = std::stoi(v);
+    else if (k == "label") o.label = v;
+    else if (k == "memcpy") memcpyToo = std::stoi(v) != 0;
+    else if (k == "timeout") o.timeout = std::chrono::seconds(std::stoi(v));
+    else throw std::invalid_argument("unknown flag --" + k);
+  }
+  if (o.op != "allreduce" && o.op != "allgather") throw std::invalid_argument("--op must be allreduce or allgather");
+  if (memcpyToo) memcpyBandwidth(o);
+  int rc = 0;
+  for (int n : ranks) {
+    for (size_t b : o.sizes)
+      if (b == 0 || b % (o.op == "allreduce" ? sizeof(float) : static_cast<size_t>(n)) != 0)
+        throw std::invalid_argument("sizes must be multiples of 4 (allreduce) or of the ranks (allgather)");
+    std::string failed =
+        runRanks(n, o.timeout, [&](int r, const weft_unique_id_t& id) { return collRank(o, n, r, id); });
+    if (!failed.empty()) {
+      std::fprintf(stderr, "coll job (%s, %d ranks) failed: %s\n", o.op.c_str(), n, failed.c_str());
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
 }  // namespace
 }  // namespace weft::bench::comm
 
@@ -121,6 +164,7 @@ int main(int argc, char** argv) {
     Flags f(argc, argv, 2);
     if (std::strcmp(argv[1], "init") == 0) return mainInit(f);
     if (std::strcmp(argv[1], "p2p") == 0) return mainP2p(f);
+    if (std::strcmp(argv[1], "coll") == 0) return mainColl(f);
     throw std::invalid_argument(std::string("unknown mode: ") + argv[1]);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "weft_bench_comm: %s\n%s", e.what(), kUsage);

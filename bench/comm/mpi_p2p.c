@@ -2,7 +2,9 @@
  * MPI_Send/MPI_Recv (MPI_BYTE) between ranks 0 and 1: 8-byte ping-pong latency (half round
  * trip), then one-way streaming bandwidth (rank 0 sends `iters` messages back to back, rank 1
  * answers with 8 bytes, rank 0 times from the first send to the answer). Same flags and the same
- * `RESULT` lines. Run under mpirun -np 2. */
+ * `RESULT` lines. Run under mpirun -np 2.
+ * `weft_bench_comm_mpi coll ...`: the baseline of `weft_bench_comm coll`, MPI_Allreduce (MPI_FLOAT,
+ * MPI_SUM) or MPI_Allgather (MPI_BYTE) with the same method, flags and lines; under mpirun -np N. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,8 +131,119 @@ static int bandwidth(const struct options* o, int rank, size_t bytes) {
   return 0;
 }
 
+/* ---- coll mode: the same rules as weft_bench_comm coll (bench/comm/p2p_bench.cc) ---------- */
+struct coll_options {
+  int allreduce; /* 1: allreduce, 0: allgather */
+  size_t sizes[MAX_SIZES];
+  int nsizes;
+  int reps;
+  size_t bytes_per_rep;
+  int min_iters;
+  int max_iters;
+  const char* label;
+};
+
+static int coll_iters(const struct coll_options* o, size_t bytes) {
+  size_t n = o->bytes_per_rep / (bytes == 0 ? 1 : bytes);
+  if (n < (size_t)o->min_iters) n = (size_t)o->min_iters;
+  if (n > (size_t)o->max_iters) n = (size_t)o->max_iters;
+  return (int)n;
+}
+
+static int coll_parse(struct coll_options* o, int argc, char** argv) {
+  struct options tmp;
+  const size_t kib = 1024, mib = kib * kib;
+  const size_t defaults[] = {8, 64 * kib, mib, 16 * mib, 64 * mib};
+  memcpy(o->sizes, defaults, sizeof(defaults));
+  o->nsizes = 5;
+  o->allreduce = 1;
+  o->reps = 3;
+  o->bytes_per_rep = 128 * mib;
+  o->min_iters = 5;
+  o->max_iters = 1000;
+  o->label = "mpi";
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const char *k = argv[i], *v = argv[i + 1];
+    if (strcmp(k, "--op") == 0) {
+      if (strcmp(v, "allreduce") == 0) o->allreduce = 1;
+      else if (strcmp(v, "allgather") == 0) o->allreduce = 0;
+      else return -1;
+    } else if (strcmp(k, "--sizes") == 0) {
+      if (parse_sizes(&tmp, v) != 0) return -1;
+      memcpy(o->sizes, tmp.sizes, sizeof(tmp.sizes));
+      o->nsizes = tmp.nsizes;
+    } else if (strcmp(k, "--reps") == 0) o->reps = atoi(v);
+    else if (strcmp(k, "--bytes-per-rep") == 0) o->bytes_per_rep = parse_size(v);
+    else if (strcmp(k, "--min-iters") == 0) o->min_iters = atoi(v);
+    else if (strcmp(k, "--max-iters") == 0) o->max_iters = atoi(v);
+    else if (strcmp(k, "--label") == 0) o->label = v;
+    else return -1;
+  }
+  return argc % 2 == 0 ? 0 : -1;
+}
+
+static void coll_once(const struct coll_options* o, const char* send, char* recv, size_t bytes, int nranks) {
+  if (o->allreduce) MPI_Allreduce(send, recv, (int)(bytes / sizeof(float)), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  else MPI_Allgather(send, (int)(bytes / nranks), MPI_BYTE, recv, (int)(bytes / nranks), MPI_BYTE, MPI_COMM_WORLD);
+}
+
+static int coll_size(const struct coll_options* o, int rank, int nranks, size_t bytes) {
+  size_t send_bytes = o->allreduce ? bytes : bytes / nranks;
+  char* send = malloc(send_bytes);
+  char* recv = malloc(bytes);
+  if (send == NULL || recv == NULL) return -1;
+  memset(recv, 0x5a, bytes);
+  if (o->allreduce)
+    for (size_t i = 0; i < bytes / sizeof(float); ++i) ((float*)send)[i] = 1.0f;
+  else
+    memset(send, rank + 1, send_bytes);
+  int iters = coll_iters(o, bytes);
+  int warmup = iters / 5 > 2 ? iters / 5 : 2;
+  for (int i = 0; i < warmup; ++i) coll_once(o, send, recv, bytes, nranks);
+  for (int rep = 0; rep < o->reps; ++rep) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) coll_once(o, send, recv, bytes, nranks);
+    double us = (MPI_Wtime() - t0) * 1e6 / iters, max_us = 0;
+    MPI_Reduce(&us, &max_us, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+      double algbw = (double)bytes / max_us / 1e3;
+      double factor = o->allreduce ? 2.0 * (nranks - 1) / nranks : (double)(nranks - 1) / nranks;
+      printf("RESULT test=coll op=%s impl=%s ranks=%d bytes=%zu rep=%d iters=%d us=%.3f algbw=%.4f busbw=%.4f\n",
+             o->allreduce ? "allreduce" : "allgather", o->label, nranks, bytes, rep, iters, max_us, algbw,
+             algbw * factor);
+      fflush(stdout);
+    }
+  }
+  free(send);
+  free(recv);
+  return 0;
+}
+
+static int coll_main(int argc, char** argv, int rank, int nranks) {
+  struct coll_options o;
+  if (coll_parse(&o, argc, argv) != 0) {
+    if (rank == 0)
+      fprintf(stderr, "usage: mpirun -np N %s coll [--op allreduce|allgather] [--sizes 8,64K,1M,16M,64M] [--reps 3] "
+                      "[--bytes-per-rep 128M] [--min-iters 5] [--max-iters 1000] [--label mpi]\n", argv[0]);
+    return 2;
+  }
+  for (int i = 0; i < o.nsizes; ++i)
+    if (o.sizes[i] > (size_t)2147483647 || coll_size(&o, rank, nranks, o.sizes[i]) != 0) return 1;
+  return 0;
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  if (argc > 1 && strcmp(argv[1], "coll") == 0) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rc = coll_main(argc, argv, rank, size);
+    if (rc == 1) MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Finalize();
+    return rc;
+  }
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -104,3 +104,117 @@ int p2pRank(const P2pOptions& o, int rank, const weft_unique_id_t& id) {
 }
 
 }  // namespace weft::bench::comm
+
+// ---- Collectives (weft_bench_comm coll) -------------------------------------------------------
+namespace weft::bench::comm {
+namespace {
+
+// busbw as nccl-tests: allreduce algbw * 2(n-1)/n, allgather algbw * (n-1)/n.
+double busFactor(const std::string& op, int n) {
+  return op == "allreduce" ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
+}
+
+bool barrier(weft_comm_t* comm, int rank) {
+  float x = 1.0f, y = 0.0f;
+  return ok(weft_allreduce(&x, &y, 1, weftFloat, weftSum, comm, nullptr), "weft_allreduce (barrier)", rank);
+}
+
+bool collOnce(const CollOptions& o, weft_comm_t* comm, int nranks, int rank, const Buffer& send, Buffer& recv,
+              size_t bytes) {
+  if (o.op == "allreduce")
+    return ok(weft_allreduce(send.data, recv.data, bytes / sizeof(float), weftFloat, weftSum, comm, nullptr),
+              "weft_allreduce", rank);
+  return ok(weft_allgather(send.data, recv.data, bytes / nranks, weftUint8, comm, nullptr), "weft_allgather", rank);
+}
+
+bool collSize(const CollOptions& o, weft_comm_t* comm, int nranks, int rank, size_t bytes) {
+  bool ar = o.op == "allreduce";
+  size_t sendBytes = ar ? bytes : bytes / nranks;
+  Buffer send(sendBytes), recv(bytes);
+  if (send.data == nullptr || recv.data == nullptr) return false;
+  if (ar)
+    for (size_t i = 0; i < bytes / sizeof(float); ++i) reinterpret_cast<float*>(send.data)[i] = 1.0f;
+  else
+    std::memset(send.data, rank + 1, sendBytes);
+  int iters = collIters(o, bytes);
+  int warmup = std::max(2, iters / 5);
+  for (int i = 0; i < warmup; ++i)
+    if (!collOnce(o, comm, nranks, rank, send, recv, bytes)) return false;
+  // The result of the last call, checked at its ends: every rank's contribution arrived.
+  bool right = true;
+  if (ar) {
+    const float* r = reinterpret_cast<const float*>(recv.data);
+    size_t n = bytes / sizeof(float);
+    right = r[0] == static_cast<float>(nranks) && r[n - 1] == static_cast<float>(nranks);
+  } else {
+    for (int p = 0; p < nranks; ++p)
+      right = right && recv.data[p * sendBytes] == p + 1 && recv.data[(p + 1) * sendBytes - 1] == p + 1;
+  }
+  if (!right) {
+    std::fprintf(stderr, "rank %d: %s of %zu bytes: wrong result\n", rank, o.op.c_str(), bytes);
+    return false;
+  }
+  for (int rep = 0; rep < o.reps; ++rep) {
+    if (!barrier(comm, rank)) return false;
+    long long t0 = nowNs();
+    for (int i = 0; i < iters; ++i)
+      if (!collOnce(o, comm, nranks, rank, send, recv, bytes)) return false;
+    double us = static_cast<double>(nowNs() - t0) / 1e3 / iters, maxUs = 0;
+    if (!ok(weft_allreduce(&us, &maxUs, 1, weftDouble, weftMax, comm, nullptr), "weft_allreduce (max)", rank))
+      return false;
+    if (rank == 0) {
+      double algbw = static_cast<double>(bytes) / maxUs / 1e3;
+      std::printf("RESULT test=coll op=%s impl=%s ranks=%d bytes=%zu rep=%d iters=%d us=%.3f algbw=%.4f busbw=%.4f\n",
+                  o.op.c_str(), o.label.c_str(), nranks, bytes, rep, iters, maxUs, algbw,
+                  algbw * busFactor(o.op, nranks));
+      std::fflush(stdout);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int collIters(const CollOptions& o, size_t bytes) {
+  size_t n = o.bytesPerRep / std::max<size_t>(bytes, 1);
+  return static_cast<int>(std::clamp<size_t>(n, static_cast<size_t>(o.minIters), static_cast<size_t>(o.maxIters)));
+}
+
+int collRank(const CollOptions& o, int nranks, int rank, const weft_unique_id_t& id) {
+  weft_comm_t* comm = nullptr;
+  if (!ok(weft_comm_init_rank(&comm, nranks, id, rank), "weft_comm_init_rank", rank)) {
+    if (comm != nullptr) weft_comm_abort(comm);
+    return 1;
+  }
+  bool good = true;
+  for (size_t i = 0; good && i < o.sizes.size(); ++i) good = collSize(o, comm, nranks, rank, o.sizes[i]);
+  if (!good) {
+    weft_comm_abort(comm);
+    return 1;
+  }
+  return ok(weft_comm_finalize(comm), "weft_comm_finalize", rank) && ok(weft_comm_destroy(comm), "weft_comm_destroy", rank)
+             ? 0
+             : 1;
+}
+
+void memcpyBandwidth(const CollOptions& o) {
+  for (size_t bytes : o.sizes) {
+    Buffer a(bytes), b(bytes);
+    if (a.data == nullptr || b.data == nullptr) return;
+    int iters = collIters(o, bytes);
+    for (int i = 0; i < std::max(2, iters / 5); ++i) std::memcpy(b.data, a.data, bytes);
+    for (int rep = 0; rep < o.reps; ++rep) {
+      long long t0 = nowNs();
+      for (int i = 0; i < iters; ++i) {
+        std::memcpy(b.data, a.data, bytes);
+        asm volatile("" ::"r"(b.data) : "memory");  // keep every copy
+      }
+      double us = static_cast<double>(nowNs() - t0) / 1e3 / iters;
+      std::printf("RESULT test=memcpy impl=memcpy bytes=%zu rep=%d iters=%d us=%.3f gbps=%.4f\n", bytes, rep, iters, us,
+                  static_cast<double>(bytes) / us / 1e3);
+    }
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace weft::bench::comm

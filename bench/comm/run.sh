@@ -4,10 +4,13 @@
 #   init  init time of 2-, 4- and 8-rank communicators of processes on this host
 #   shm   send/recv between two processes on this host vs Open MPI's MPI_Send/MPI_Recv (vader)
 #   net   send/recv over the socket plugin between two network namespaces vs iperf3 (root only)
+#   coll  allreduce and allgather, 2 and 4 processes on this host, vs Open MPI (btl self,vader)
 #
-# usage: bench/comm/run.sh [PART...]        (default: init shm net)
+# usage: bench/comm/run.sh [PART...]        (default: init shm net; coll only when named)
 # environment: BUILD (build dir, default build), ROUNDS (alternating rounds, default 3),
-#              SIZES (default 4M,16M,64M,256M), INIT_REPS (default 7), KEEP (keep raw output dir)
+#              SIZES (default 4M,16M,64M,256M), INIT_REPS (default 7), KEEP (keep raw output dir),
+#              COLL_SIZES (default 8,64K,1M,16M,64M), COLL_BIG (extra 2-rank allreduce size, default
+#              256M; empty for none), COLL_REPS (timed reps per size, default 3)
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -275,11 +278,94 @@ part_net() {
   echo " 8-byte half round trip over the plugin: $(fmt 2 "$(lookup "$out/net.lat" weft 8 3)") us (no target)"
 }
 
+# ---------------------------------------------------------------------------------------------
+COLL_SIZES=${COLL_SIZES:-8,64K,1M,16M,64M}
+COLL_BIG=${COLL_BIG-256M}
+COLL_REPS=${COLL_REPS:-3}
+
+part_coll() {
+  header "collectives, N processes on one host: weft (shared memory) vs Open MPI (btl self,vader)"
+  local have_mpi=1
+  if [ ! -x "$MPI_BIN" ] || ! command -v mpirun >/dev/null; then
+    have_mpi=0
+    echo " (no Open MPI baseline: $MPI_BIN not built or mpirun missing)"
+  fi
+  : >"$out/coll.txt"
+  local op n sizes memcpy
+  for op in allreduce allgather; do
+    for n in 2 4; do
+      sizes=$COLL_SIZES memcpy=0
+      if [ $op = allreduce ] && [ $n = 2 ]; then
+        memcpy=1
+        [ -n "$COLL_BIG" ] && sizes=$sizes,$COLL_BIG
+      fi
+      retry3 timeout 120 "$BIN" coll --op $op --ranks $n --sizes "$sizes" --reps "$COLL_REPS" --memcpy $memcpy \
+        --timeout 100 --label weft >>"$out/coll.txt" || echo " weft $op $n ranks failed"
+      [ $have_mpi = 1 ] || continue
+      MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736 timeout 120 mpirun --allow-run-as-root --oversubscribe \
+        -np $n --mca btl self,vader -x MALLOC_MMAP_MAX_ -x MALLOC_TRIM_THRESHOLD_ \
+        "$MPI_BIN" coll --op $op --sizes "$sizes" --reps "$COLL_REPS" --label mpi >>"$out/coll.txt" 2>"$out/mpi.err" ||
+        echo " mpi $op $n ranks failed (exit $?): $(tail -2 "$out/mpi.err" | tr '\n' ' ')"
+    done
+  done
+  # "impl op ranks bytes median_us" (memcpy: op and ranks "-", then median GB/s)
+  awk '/^RESULT test=(coll|memcpy) / {
+      delete f
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      if (f["test"] == "memcpy") { f["op"] = "-"; f["ranks"] = "-" }
+      key = f["impl"] " " f["op"] " " f["ranks"] " " f["bytes"]
+      vals[key] = vals[key] " " f["us"]
+    }
+    END { for (k in vals) print k vals[k] }' "$out/coll.txt" |
+    awk '{ n = NF - 4; for (i = 1; i <= n; i++) a[i] = $(i + 4) + 0
+      for (i = 2; i <= n; i++) { x = a[i]; j = i - 1; while (j >= 1 && a[j] > x) { a[j + 1] = a[j]; j-- } a[j + 1] = x }
+      print $1, $2, $3, $4, (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }' >"$out/coll.us"
+  cl() { awk -v i="$1" -v o="$2" -v n="$3" -v b="$4" '$1 == i && $2 == o && $3 == n && $4 == b { print $5; f = 1 } END { if (!f) print "-" }' "$out/coll.us"; }
+  # busbw GB/s from us: allreduce bytes/us * 2(n-1)/n, allgather bytes/us * (n-1)/n
+  busbw() { awk -v op="$1" -v n="$2" -v b="$3" -v us="$4" 'BEGIN { if (us == "-") { print "-"; exit }
+    f = (op == "allreduce") ? 2 * (n - 1) / n : (n - 1) / n; printf "%.2f", b / us / 1e3 * f }'; }
+  echo " $(mpirun --version 2>/dev/null | head -1), mpirun -np N --mca btl self,vader with MALLOC_MMAP_MAX_=0"
+  echo " MALLOC_TRIM_THRESHOLD_=68719476736; nccl-tests' method on both sides: buffers malloc'd and touched once per"
+  echo " size, max(2, iters/5) warm-up calls, then $COLL_REPS timed reps of iters = clamp(128 MiB / size, 5, 1000) calls"
+  echo " between barriers; us = time per call, max over ranks, median of the reps; size = allreduce's buffer (float"
+  echo " sum) or allgather's whole output (bytes); busbw: allreduce algbw*2(n-1)/n, allgather algbw*(n-1)/n"
+  echo " ratio: busbw weft/MPI (8 B: latency MPI/weft); memcpy: single-thread memcpy of the size, GB/s"
+  echo
+  printf " %-9s %5s %8s %10s %10s %10s %10s %6s %-16s %-4s %8s\n" op ranks size "weft us" "weft busbw" "MPI us" \
+    "MPI busbw" ratio target "" memcpy
+  local b wu mu wb mb rt tgt ok mc
+  for op in allreduce allgather; do
+    for n in 2 4; do
+      sizes=$COLL_SIZES
+      [ $op = allreduce ] && [ $n = 2 ] && [ -n "$COLL_BIG" ] && sizes=$sizes,$COLL_BIG
+      for b in $(SIZES=$sizes bytes_list); do
+        wu=$(cl weft $op $n "$b")
+        mu=$(cl mpi $op $n "$b")
+        wb=$(busbw $op $n "$b" "$wu")
+        mb=$(busbw $op $n "$b" "$mu")
+        mc=$(cl memcpy - - "$b")
+        mc=$(awk -v b="$b" -v us="$mc" 'BEGIN { if (us == "-") print "-"; else printf "%.2f", b / us / 1e3 }')
+        if [ "$b" -le 64 ]; then
+          rt=$(ratio "$mu" "$wu") tgt="lat >= 0.83" ok=$(verdict "$rt" ">=" 0.83)
+        elif [ "$b" -lt 1048576 ]; then
+          rt=$(ratio "$wb" "$mb") tgt=">= 0.90" ok=$(verdict "$rt" ">=" 0.9)
+        else
+          rt=$(ratio "$wb" "$mb") tgt=">= 1.00" ok=$(verdict "$rt" ">=" 1.0)
+        fi
+        printf " %-9s %5s %8s %10s %10s %10s %10s %6s %-16s %-4s %8s\n" $op $n "$(human "$b")" "$(fmt 2 "$wu")" "$wb" \
+          "$(fmt 2 "$mu")" "$mb" "$rt" "$tgt" "$ok" "$mc"
+      done
+    done
+  done
+  echo " (8 B target: weft latency <= 1.2x MPI, i.e. MPI/weft >= 0.83)"
+}
+
 for p in "${parts[@]}"; do
   case $p in
     init) part_init ;;
     shm) part_shm ;;
     net) part_net ;;
-    *) echo "unknown part: $p (init, shm, net)" >&2; exit 2 ;;
+    coll) part_coll ;;
+    *) echo "unknown part: $p (init, shm, net, coll)" >&2; exit 2 ;;
   esac
 done
