@@ -44,6 +44,10 @@ class Runner {
   // One slot of `ch`'s current step, if its connections allow. True when something moved.
   Result<bool> advance(ChannelRun& ch) {
     bool moved = false;
+    // A net plugin moves posted sends only while it is called: keep them going even when this
+    // channel now waits to receive (its peer may be waiting for exactly those sends).
+    WEFT_ASSIGN_OR_RETURN(bool idle, ch.send->drain());
+    (void)idle;
     while (ch.step < ch.steps.size()) {
       const Step& s = ch.steps[ch.step];
       size_t slotElems = (readsRecv(s.prim) ? ch.recv->stepSize() : ch.send->stepSize()) / elt_;

@@ -5,10 +5,14 @@
 // (compared bit for bit); float averages are compared within NCCL's tolerance.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/ranks.h"
@@ -284,6 +288,42 @@ TEST(CommCollectivesLarge, AllReduce64MiBGroupsAndPreMulSum) {
     return 0;
   });
   EXPECT_EQ(failures(out), "");
+}
+
+// A rank killed during 256 MiB allreduces: the others' allreduce returns an error naming it
+// within 10 s, and abort frees everything.
+TEST(CommCollectivesFaults, RankKilledDuringA256MiBAllreduce) {
+  JobSpec spec;
+  spec.nranks = 3;
+  spec.deadline = std::chrono::seconds(120);
+  auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 3, id, rank));
+    const size_t count = (size_t{256} << 20) / 4;
+    std::vector<float> a(count, 1.0f), b(count);
+    if (rank == 2) {
+      std::thread killer([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        raise(SIGKILL);
+      });
+      for (;;) (void)weft_allreduce(a.data(), b.data(), count, weftFloat32, weftSum, comm, nullptr);
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    weft_result_t rc = weftSuccess;
+    for (int i = 0; i < 100 && rc == weftSuccess; ++i)
+      rc = weft_allreduce(a.data(), b.data(), count, weftFloat32, weftSum, comm, nullptr);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    RANK_CHECK(rc == weftRemoteError, "rank %d: returned %d: %s", rank, static_cast<int>(rc), weft_last_error());
+    RANK_CHECK(std::strstr(weft_last_error(), "rank 2") != nullptr, "rank %d: %s", rank, weft_last_error());
+    RANK_CHECK(s < 10, "rank %d: took %.1f s", rank, s);
+    RANK_OK(weft_comm_abort(comm));
+    return 0;
+  });
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[2].signal, SIGKILL) << out[2].output;
+  out.pop_back();
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
 }
 
 // Ranks as threads: one thread drives every rank's allreduce in one group.

@@ -45,6 +45,20 @@ int exchange(weft_comm_t* comm, int rank, int next, int prev, size_t bytes, int 
   return 0;
 }
 
+// A float allreduce of `count` elements (enough to use every channel) checked element by element:
+// small integers, so the sum is exact in any order.
+int allreduceCheck(weft_comm_t* comm, int rank, int n, size_t count) {
+  std::vector<float> in(count), out(count, -1);
+  for (size_t i = 0; i < count; ++i) in[i] = static_cast<float>(i % 7 + static_cast<size_t>(rank));
+  RANK_OK(weft_allreduce(in.data(), out.data(), count, weftFloat32, weftSum, comm, nullptr));
+  for (size_t i = 0; i < count; ++i) {
+    float want = static_cast<float>(static_cast<size_t>(n) * (i % 7) + static_cast<size_t>(n * (n - 1) / 2));
+    RANK_CHECK(out[i] == want, "rank %d: allreduce element %zu is %g, expected %g", rank, i, static_cast<double>(out[i]),
+               static_cast<double>(want));
+  }
+  return 0;
+}
+
 int closeComm(weft_comm_t* comm) {
   weft_result_t async = weftInternalError;
   RANK_OK(weft_comm_get_async_error(comm, &async));
@@ -196,6 +210,8 @@ TEST_P(EmulatedHosts, GraphLinesEqualWeftSearchAndRingsCarryEveryByte) {
     if (exchange(comm, rank, (rank + 1) % n, (rank - 1 + n) % n, (4 << 20) + 3, ++msg) != 0) return 1;
     for (const std::vector<int>& next : rings)
       if (exchange(comm, rank, next[static_cast<size_t>(rank)], prevOf(next, rank), 2 << 20, ++msg) != 0) return 1;
+    // 16 MiB: one channel per 512 KiB, so every channel the search built carries a part.
+    if (allreduceCheck(comm, rank, n, (16 << 20) / sizeof(float)) != 0) return 1;
     return closeComm(comm);
   });
   ASSERT_EQ(failures(out), "");
@@ -335,6 +351,7 @@ int netnsRank(int rank, int n, int ranksPerHost) {
     if (exchange(comm, rank, (rank + 1) % n, (rank - 1 + n) % n, bytes, ++msg) != 0) return 1;
   if (exchange(comm, rank, (rank + ranksPerHost) % n, (rank - ranksPerHost + n) % n, size_t{64} << 20, ++msg) != 0)
     return 1;
+  if (allreduceCheck(comm, rank, n, (8 << 20) / sizeof(float)) != 0) return 1;
   return closeComm(comm);
 }
 
