@@ -180,53 +180,18 @@ Result<bool> NetSend::beginDirect(const void* data, size_t bytes) {
   return registerDirect(*net_, sendComm_, direct_, const_cast<void*>(data), bytes);
 }
 
-Result<bool> NetSend::progressDirect(bool* progressed) {
-  plugin::NetApi& api = net_->api();
-  Direct& d = direct_;
-  while (d.posted < d.bytes && d.issued - d.done < kSteps) {
-    size_t n = std::min(stepSize_, d.bytes - d.posted);
-    void* req = nullptr;
-    WEFT_TRY_CTX(api.isend(sendComm_, d.data + d.posted, n, 0, d.mhandle, nullptr, &req),
-                 strprintf("NET/%s isend to rank %d", api.name(), peerRank_));
-    if (req == nullptr) break;
-    d.requests[d.issued % kSteps] = req;
-    d.posted += n;
-    ++d.issued;
-    *progressed = true;
-  }
-  while (d.done < d.issued) {
-    int done = 0;
-    int size = 0;
-    WEFT_TRY_CTX(api.test(d.requests[d.done % kSteps], &done, &size),
-                 strprintf("NET/%s sending to rank %d", api.name(), peerRank_));
-    if (!done) break;
-    ++d.done;
-    *progressed = true;
-  }
-  if (d.posted < d.bytes || d.done < d.issued) return false;
-  (void)api.deregMr(sendComm_, d.mhandle);
-  d = Direct{};
-  return true;
-}
+namespace {
 
-Result<bool> NetRecv::beginDirect(void* data, size_t bytes) {
-  if (posted_ != head_) return false;  // receives of staged steps are still posted
-  return registerDirect(*net_, recvComm_, direct_, data, bytes);
-}
-
-Result<bool> NetRecv::progressDirect(bool* progressed) {
-  plugin::NetApi& api = net_->api();
-  Direct& d = direct_;
+// Drives a message moved straight from or to user memory: posts its steps while fewer than
+// kSteps are in flight (`post` returns the plugin's request, or nullptr when it is busy), tests
+// them in order (`check` sees each finished step's size against the posted one), and gives the
+// registration back once every step is done.
+template <typename Post, typename Check>
+Result<bool> driveDirect(plugin::NetApi& api, void* comm, Direct& d, size_t stepSize, const std::string& what,
+                         Post&& post, Check&& check, bool* progressed) {
   while (d.posted < d.bytes && d.issued - d.done < kSteps) {
-    size_t n = std::min(stepSize_, d.bytes - d.posted);
-    void* data = d.data + d.posted;
-    size_t size = n;
-    int tag = 0;
-    void* mh = d.mhandle;
-    void* ph = nullptr;
-    void* req = nullptr;
-    WEFT_TRY_CTX(api.irecv(recvComm_, 1, &data, &size, &tag, &mh, &ph, &req),
-                 strprintf("NET/%s irecv from rank %d", api.name(), peerRank_));
+    size_t n = std::min(stepSize, d.bytes - d.posted);
+    WEFT_ASSIGN_OR_RETURN(void* req, post(d.data + d.posted, n));
     if (req == nullptr) break;
     d.requests[d.issued % kSteps] = req;
     d.sizes[d.issued % kSteps] = n;
@@ -237,21 +202,59 @@ Result<bool> NetRecv::progressDirect(bool* progressed) {
   while (d.done < d.issued) {
     int done = 0;
     int size = 0;
-    WEFT_TRY_CTX(api.test(d.requests[d.done % kSteps], &done, &size),
-                 strprintf("NET/%s receiving from rank %d", api.name(), peerRank_));
+    WEFT_TRY_CTX(api.test(d.requests[d.done % kSteps], &done, &size), what);
     if (!done) break;
-    size_t expected = d.sizes[d.done % kSteps];
-    if (static_cast<size_t>(size) != expected)
-      return invalidUsage(strprintf("receiving %zu bytes from rank %d: got a step of %d bytes where %zu were expected "
-                                    "(the sender's count differs from the receiver's)",
-                                    d.bytes, peerRank_, size, expected));
+    WEFT_TRY(check(static_cast<size_t>(size), d.sizes[d.done % kSteps]));
     ++d.done;
     *progressed = true;
   }
   if (d.posted < d.bytes || d.done < d.issued) return false;
-  (void)api.deregMr(recvComm_, d.mhandle);
+  (void)api.deregMr(comm, d.mhandle);
   d = Direct{};
   return true;
+}
+
+}  // namespace
+
+Result<bool> NetSend::progressDirect(bool* progressed) {
+  plugin::NetApi& api = net_->api();
+  auto post = [&](char* data, size_t n) -> Result<void*> {
+    void* req = nullptr;
+    WEFT_TRY_CTX(api.isend(sendComm_, data, n, 0, direct_.mhandle, nullptr, &req),
+                 strprintf("NET/%s isend to rank %d", api.name(), peerRank_));
+    return req;
+  };
+  auto check = [](size_t, size_t) { return Status::ok(); };
+  return driveDirect(api, sendComm_, direct_, stepSize_, strprintf("NET/%s sending to rank %d", api.name(), peerRank_),
+                     post, check, progressed);
+}
+
+Result<bool> NetRecv::beginDirect(void* data, size_t bytes) {
+  if (posted_ != head_) return false;  // receives of staged steps are still posted
+  return registerDirect(*net_, recvComm_, direct_, data, bytes);
+}
+
+Result<bool> NetRecv::progressDirect(bool* progressed) {
+  plugin::NetApi& api = net_->api();
+  auto post = [&](char* data, size_t n) -> Result<void*> {
+    void* ptr = data;
+    size_t size = n;
+    int tag = 0;
+    void* mh = direct_.mhandle;
+    void* ph = nullptr;
+    void* req = nullptr;
+    WEFT_TRY_CTX(api.irecv(recvComm_, 1, &ptr, &size, &tag, &mh, &ph, &req),
+                 strprintf("NET/%s irecv from rank %d", api.name(), peerRank_));
+    return req;
+  };
+  auto check = [&](size_t got, size_t expected) -> Status {
+    if (got == expected) return Status::ok();
+    return invalidUsage(strprintf("receiving %zu bytes from rank %d: got a step of %zu bytes where %zu were expected "
+                                  "(the sender's count differs from the receiver's)",
+                                  direct_.bytes, peerRank_, got, expected));
+  };
+  return driveDirect(api, recvComm_, direct_, stepSize_,
+                     strprintf("NET/%s receiving from rank %d", api.name(), peerRank_), post, check, progressed);
 }
 
 }  // namespace weft::runtime

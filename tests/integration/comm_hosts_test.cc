@@ -59,15 +59,6 @@ int allreduceCheck(weft_comm_t* comm, int rank, int n, size_t count) {
   return 0;
 }
 
-int closeComm(weft_comm_t* comm) {
-  weft_result_t async = weftInternalError;
-  RANK_OK(weft_comm_get_async_error(comm, &async));
-  RANK_CHECK(async == weftSuccess, "async error %d", static_cast<int>(async));
-  RANK_OK(weft_comm_finalize(comm));
-  RANK_OK(weft_comm_destroy(comm));
-  return 0;
-}
-
 std::vector<std::string> splitLines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);

@@ -44,15 +44,6 @@ int initComm(weft_comm_t** comm, int nranks, const weft_unique_id_t& id, int ran
   return 0;
 }
 
-int closeComm(weft_comm_t* comm) {
-  weft_result_t async = weftInternalError;
-  RANK_OK(weft_comm_get_async_error(comm, &async));
-  RANK_CHECK(async == weftSuccess, "async error %d", static_cast<int>(async));
-  RANK_OK(weft_comm_finalize(comm));
-  RANK_OK(weft_comm_destroy(comm));
-  return 0;
-}
-
 class CommRanks : public ::testing::TestWithParam<int> {};
 
 TEST_P(CommRanks, ProcessesInitExchangeAndLeaveNothingInDevShm) {

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 
 #include <chrono>
@@ -82,3 +83,17 @@ inline long firstWrong(const uint8_t* b, size_t n, int rank, int msg) {
     RANK_CHECK(rank_ok_rc_ == weftSuccess, "%s returned %d: %s", #call, static_cast<int>(rank_ok_rc_), \
                weft_last_error());                                                              \
   } while (0)
+
+namespace weft::testing {
+
+// Inside a rank: checks that the communicator saw no error, then finalizes and destroys it.
+inline int closeComm(weft_comm_t* comm) {
+  weft_result_t async = weftInternalError;
+  RANK_OK(weft_comm_get_async_error(comm, &async));
+  RANK_CHECK(async == weftSuccess, "async error %d", static_cast<int>(async));
+  RANK_OK(weft_comm_finalize(comm));
+  RANK_OK(weft_comm_destroy(comm));
+  return 0;
+}
+
+}  // namespace weft::testing
