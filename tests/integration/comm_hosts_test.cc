@@ -350,6 +350,12 @@ TEST_P(NetnsHosts, RingsAnd64MiBCrossHostsThroughThePlugin) {
   const NetnsCase& tc = GetParam();
   if (tc.plugin == "OFI" && !std::filesystem::exists(WEFT_PLUGIN_OUTPUT_DIR "/libweft-net-ofi.so"))
     GTEST_SKIP() << "the OFI plugin is not built (WEFT_WITH_OFI=OFF)";
+#if defined(__SANITIZE_ADDRESS__)
+  // Known problem (open in the closing note of 2026-11-25): under ASan, libfabric's tcp provider
+  // took over 10 s to connect these namespaces and one CI run hung in the exchanges that follow.
+  // The plain build runs these cases; the socket cases run here too.
+  if (tc.plugin == "OFI") GTEST_SKIP() << "OFI across namespaces is not run under AddressSanitizer (known hang, see the note)";
+#endif
   NetnsLab lab(tc.hosts);
   if (lab.couldNotCreate()) GTEST_SKIP() << "cannot create network namespaces: " << lab.error();
   ASSERT_TRUE(lab.ready()) << lab.error();
