@@ -7,6 +7,7 @@
 #include "core/api/last_error.h"
 #include "core/base/strings.h"
 #include "core/config/values.h"
+#include "core/coll/algorithm.h"
 #include "core/coll/run.h"
 #include "core/runtime/p2p.h"
 #include "weft/weft.h"
@@ -41,30 +42,6 @@ Result<coll::RedOp> redOpFor(const char* what, const Comm& c, weft_redop_t op, w
   return coll::preMulSum(type, &c.userOps[i].scalar);
 }
 
-config::Func funcOf(coll::Coll c) {
-  switch (c) {
-    case coll::Coll::kAllReduce: return config::Func::kAllReduce;
-    case coll::Coll::kAllGather: return config::Func::kAllGather;
-    case coll::Coll::kReduceScatter: return config::Func::kReduceScatter;
-    case coll::Coll::kBroadcast: return config::Func::kBroadcast;
-    case coll::Coll::kReduce: return config::Func::kReduce;
-  }
-  return config::Func::kAllReduce;
-}
-
-// NCCL_ALGO must leave Ring, the one algorithm of the host path so far, to the function.
-Status checkAlgorithm(const char* what, const Comm& c, coll::Coll coll) {
-  config::Selection algos = c.settings.algorithms();
-  config::Func f = funcOf(coll);
-  if (algos.allows(f, static_cast<int>(config::Algo::kRing))) return Status::ok();
-  std::string set = c.settings.string("NCCL_ALGO");
-  if (f == config::Func::kAllReduce && algos.allows(f, static_cast<int>(config::Algo::kTree)))
-    return invalidUsage(strprintf("%s: NCCL_ALGO=%s asks for Tree, which weft's host collectives do not run yet (Ring "
-                                  "only)", what, set.c_str()));
-  return invalidUsage(strprintf("%s: Error : no algorithm/protocol available for function %s. NCCL_ALGO was set to %s.",
-                                what, config::funcName(f), set.c_str()));
-}
-
 // Checks, then runs the collective now or queues it in the thread's group.
 Status enqueue(const char* what, weft_comm_t* comm, void* stream, const void* send, void* recv, coll::CollArgs a,
                weft_redop_t op, bool reduces) {
@@ -84,7 +61,7 @@ Status enqueue(const char* what, weft_comm_t* comm, void* stream, const void* se
   if (reduces) {
     WEFT_ASSIGN_OR_RETURN(a.op, redOpFor(what, c, op, a.type));
   }
-  WEFT_TRY(checkAlgorithm(what, c, a.coll));
+  WEFT_ASSIGN_OR_RETURN(a.algo, coll::chooseAlgorithm(what, c, a.coll, a.type, a.count * elt));
   a.send = send;
   a.recv = recv;
   if (a.count == 0) return Status::ok();  // NCCL drops empty operations

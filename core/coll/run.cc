@@ -3,10 +3,12 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
+#include "core/base/log.h"
 #include "core/base/strings.h"
 
 namespace weft::coll {
@@ -20,15 +22,21 @@ constexpr size_t kChunkBytes = size_t{2} << 20;      // ring Simple: 2 slices of
 constexpr size_t kPipelineBytes = size_t{512} << 10;  // broadcast, reduce: one step
 constexpr size_t kBytesPerChannel = size_t{512} << 10;
 
-// One channel of one collective: its steps, its two connections, and how far it got.
+// One lane of one channel of one collective: its steps, its connections, and how far it got.
 struct ChannelRun {
   int channel = 0;
   std::vector<Step> steps;
-  runtime::SendConnection* send = nullptr;
-  runtime::RecvConnection* recv = nullptr;
+  std::vector<runtime::SendConnection*> sends;
+  std::vector<runtime::RecvConnection*> recvs;
+  size_t slotBytes = 0;  // the smallest step of its connections
   size_t step = 0;  // current step
   size_t done = 0;  // elements of it moved
 };
+
+// A tree rank has at most 3 children (NCCL_MAX_TREE_ARITY): a primitive touches that many slots.
+constexpr size_t kMaxPeers = connect::kMaxTreeArity;
+using RecvSlots = std::array<const void*, kMaxPeers>;
+using SendSlots = std::array<void*, kMaxPeers>;
 
 bool readsRecv(Prim p) { return p != Prim::kSend && p != Prim::kCopySend; }
 bool writesSend(Prim p) { return p != Prim::kRecv && p != Prim::kRecvReduceCopy; }
@@ -46,32 +54,36 @@ class Runner {
     bool moved = false;
     // A net plugin moves posted sends only while it is called: keep them going even when this
     // channel now waits to receive (its peer may be waiting for exactly those sends).
-    WEFT_ASSIGN_OR_RETURN(bool idle, ch.send->drain());
-    (void)idle;
+    for (runtime::SendConnection* s : ch.sends) {
+      WEFT_ASSIGN_OR_RETURN(bool idle, s->drain());
+      (void)idle;
+    }
+    const size_t slotElems = ch.slotBytes / elt_;
     while (ch.step < ch.steps.size()) {
       const Step& s = ch.steps[ch.step];
-      size_t slotElems = (readsRecv(s.prim) ? ch.recv->stepSize() : ch.send->stepSize()) / elt_;
       size_t m = std::min(slotElems, s.count - ch.done);
-      const void* rslot = nullptr;
-      if (readsRecv(s.prim)) {
+      RecvSlots rslots{};
+      SendSlots sslots{};
+      size_t nr = readsRecv(s.prim) ? ch.recvs.size() : 0;
+      size_t ns = writesSend(s.prim) ? ch.sends.size() : 0;
+      size_t left = (s.count - ch.done + slotElems - 1) / slotElems;
+      for (size_t i = 0; i < nr; ++i) {
         size_t bytes = 0;
         bool last = false;
-        size_t left = (s.count - ch.done + slotElems - 1) / slotElems;
-        WEFT_ASSIGN_OR_RETURN(rslot, ch.recv->peek(&bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
-        if (rslot == nullptr) return moved;
+        WEFT_ASSIGN_OR_RETURN(rslots[i], ch.recvs[i]->peek(&bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
+        if (rslots[i] == nullptr) return moved;
         if (bytes != m * elt_)
           return internalError(strprintf("channel %d, %s: a step of %zu bytes arrived where %zu were expected (do all "
                                          "ranks call the same collective with the same count?)",
                                          ch.channel, primName(s.prim), bytes, m * elt_));
       }
-      void* sslot = nullptr;
-      if (writesSend(s.prim)) {
-        WEFT_ASSIGN_OR_RETURN(sslot, ch.send->acquire());
-        if (sslot == nullptr) return moved;
+      for (size_t i = 0; i < ns; ++i) {
+        WEFT_ASSIGN_OR_RETURN(sslots[i], ch.sends[i]->acquire());
+        if (sslots[i] == nullptr) return moved;
       }
-      apply(s, ch.done, m, rslot, sslot);
-      if (sslot != nullptr) WEFT_TRY(ch.send->post(m * elt_, false));
-      if (rslot != nullptr) WEFT_TRY(ch.recv->release());
+      apply(s, ch.done, m, rslots, nr, sslots, ns);
+      for (size_t i = 0; i < ns; ++i) WEFT_TRY(ch.sends[i]->post(m * elt_, false));
+      for (size_t i = 0; i < nr; ++i) WEFT_TRY(ch.recvs[i]->release());
       moved = true;
       ch.done += m;
       if (ch.done == s.count) {
@@ -88,35 +100,47 @@ class Runner {
   }
   char* out(const Step& s, size_t done) const { return static_cast<char*>(a_.recv) + (s.out + done) * elt_; }
 
-  // The data movement of one slot: the only place that touches bytes.
-  void apply(const Step& s, size_t done, size_t m, const void* rslot, void* sslot) const {
+  // local (+) every received slot, in order, into dst; the last reduction applies the post-op
+  // (kRecvReduceSend leaves it to the root) and only the first scales the local input.
+  void reduceAll(void* dst, const void* local, const RecvSlots& r, size_t nr, size_t m, bool post) const {
+    for (size_t i = 0; i < nr; ++i) reduceInto(a_.op, dst, i == 0 ? local : dst, r[i], m, i == 0, post && i + 1 == nr);
+  }
+
+  // The data movement of one slot: the only place that touches bytes. Every send slot gets the
+  // same bytes (a tree forwards one result to all its children).
+  void apply(const Step& s, size_t done, size_t m, const RecvSlots& r, size_t nr, const SendSlots& w, size_t nw) const {
     size_t bytes = m * elt_;
+    const void* sent = nullptr;  // what went into w[0], copied to the other send slots
     switch (s.prim) {
       case Prim::kSend:
-        copyWith(a_.op, sslot, in(s, done), m, true, false);
+        copyWith(a_.op, w[0], in(s, done), m, true, false);
+        sent = w[0];
         break;
       case Prim::kCopySend:
         copyBytes(out(s, done), in(s, done), bytes);
-        std::memcpy(sslot, out(s, done), bytes);
+        sent = out(s, done);
         break;
       case Prim::kRecv:
-        std::memcpy(out(s, done), rslot, bytes);
+        std::memcpy(out(s, done), r[0], bytes);
         break;
       case Prim::kRecvReduceSend:
-        reduceInto(a_.op, sslot, in(s, done), rslot, m, true, false);
+        reduceAll(w[0], in(s, done), r, nr, m, false);
+        sent = w[0];
         break;
       case Prim::kRecvReduceCopySend:
-        reduceInto(a_.op, out(s, done), in(s, done), rslot, m, true, true);
-        std::memcpy(sslot, out(s, done), bytes);
+        reduceAll(out(s, done), in(s, done), r, nr, m, true);
+        sent = out(s, done);
         break;
       case Prim::kRecvCopySend:
-        std::memcpy(out(s, done), rslot, bytes);
-        std::memcpy(sslot, rslot, bytes);
+        std::memcpy(out(s, done), r[0], bytes);
+        sent = r[0];
         break;
       case Prim::kRecvReduceCopy:
-        reduceInto(a_.op, out(s, done), in(s, done), rslot, m, true, true);
+        reduceAll(out(s, done), in(s, done), r, nr, m, true);
         break;
     }
+    for (size_t i = 0; i < nw; ++i)
+      if (w[i] != sent) std::memcpy(w[i], sent, bytes);
   }
 
   Comm& comm_;
@@ -182,12 +206,35 @@ class Waiter {
   Clock::time_point since_;
 };
 
+// Where this rank sits in channel c's tree (tree 0 or tree 1, by the channel).
+TreeView treeView(const Comm& comm, int c) {
+  connect::ChannelLinks l = connect::channelOf(comm.channels, comm.rank, c);
+  TreeView v;
+  v.up = l.treeUp;
+  for (int d : l.treeDown)
+    if (d >= 0) v.down.push_back(d);
+  return v;
+}
+
+// The lanes of channel c: one ring lane, or a tree's.
+std::vector<Lane> lanesOf(const Comm& comm, const CollArgs& a, const ScheduleArgs& sa, int c, Part part) {
+  if (a.algo == config::Algo::kTree) return treeAllReduce(sa, treeView(comm, c), part);
+  Lane ring;
+  ring.recvFrom = {comm.channels.ringPrevOf(c, comm.rank)};
+  ring.sendTo = {comm.channels.ringNextOf(c, comm.rank)};
+  ring.steps = ringSchedule(sa, ringView(comm, c), part);
+  std::vector<Lane> lanes;
+  lanes.push_back(std::move(ring));
+  return lanes;
+}
+
 Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm) {
   size_t elt = typeSize(a.type);
   ScheduleArgs sa;
   sa.coll = a.coll;
   sa.countPerRank = a.count;
-  sa.chunkElems = (a.coll == Coll::kBroadcast || a.coll == Coll::kReduce ? kPipelineBytes : kChunkBytes) / elt;
+  bool stepChunks = a.algo == config::Algo::kTree || a.coll == Coll::kBroadcast || a.coll == Coll::kReduce;
+  sa.chunkElems = (stepChunks ? kPipelineBytes : kChunkBytes) / elt;
   sa.alignElems = std::max<size_t>(1, 16 / elt);
   sa.root = a.root;
   bool perRank = a.coll == Coll::kAllGather || a.coll == Coll::kReduceScatter;
@@ -196,19 +243,30 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   std::vector<ChannelRun> runs;
   *allShm = true;
   for (int c = 0; c < nch; ++c) {
-    ChannelRun r;
-    r.channel = c;
-    r.steps = ringSchedule(sa, ringView(comm, c), channelPart(a.count, nch, c, sa.alignElems));
-    int next = comm.channels.ringNextOf(c, comm.rank);
-    int prev = comm.channels.ringPrevOf(c, comm.rank);
-    auto s = comm.sends.find({0, c, next});
-    auto rv = comm.recvs.find({0, c, prev});
-    if (s == comm.sends.end() || rv == comm.recvs.end())
-      return internalError(strprintf("rank %d: channel %d's ring connections are missing", comm.rank, c));
-    r.send = s->second.get();
-    r.recv = rv->second.get();
-    *allShm = *allShm && comm.useShm(next) && comm.useShm(prev);
-    runs.push_back(std::move(r));
+    for (Lane& lane : lanesOf(comm, a, sa, c, channelPart(a.count, nch, c, sa.alignElems))) {
+      if (lane.steps.empty()) continue;
+      ChannelRun r;
+      r.channel = c;
+      r.steps = std::move(lane.steps);
+      r.slotBytes = SIZE_MAX;
+      for (int peer : lane.sendTo) {
+        auto it = comm.sends.find({0, c, peer});
+        if (it == comm.sends.end())
+          return internalError(strprintf("rank %d: channel %d has no connection to send to rank %d", comm.rank, c, peer));
+        r.sends.push_back(it->second.get());
+        r.slotBytes = std::min(r.slotBytes, it->second->stepSize());
+        *allShm = *allShm && comm.useShm(peer);
+      }
+      for (int peer : lane.recvFrom) {
+        auto it = comm.recvs.find({0, c, peer});
+        if (it == comm.recvs.end())
+          return internalError(strprintf("rank %d: channel %d has no connection to receive from rank %d", comm.rank, c, peer));
+        r.recvs.push_back(it->second.get());
+        r.slotBytes = std::min(r.slotBytes, it->second->stepSize());
+        *allShm = *allShm && comm.useShm(peer);
+      }
+      runs.push_back(std::move(r));
+    }
   }
   return runs;
 }
@@ -266,17 +324,53 @@ Result<bool> pass(Active& act) {
     act.draining = true;
   }
   // Net sends are in flight until the plugin says they left.
-  for (ChannelRun& ch : act.runs) {
-    WEFT_ASSIGN_OR_RETURN(bool idle, ch.send->drain());
-    if (!idle) return moved;
-  }
+  for (ChannelRun& ch : act.runs)
+    for (runtime::SendConnection* snd : ch.sends) {
+      WEFT_ASSIGN_OR_RETURN(bool idle, snd->drain());
+      if (!idle) return moved;
+    }
   act.done = true;
   return true;
+}
+
+// NCCL connects an algorithm's peers when it is first used (runtime connect): here the tree peers
+// of every channel, for each communicator whose first Tree collective is among `tasks`. Every
+// rank gets here with the same call, so both sides of each connection ask for it.
+Status connectTrees(const std::vector<CollTask>& tasks) {
+  std::vector<runtime::ConnectRequest> reqs;
+  std::vector<Comm*> comms;
+  for (const CollTask& t : tasks) {
+    Comm& c = *t.comm;
+    if (t.args.algo != config::Algo::kTree || c.treesConnected || c.nranks == 1 ||
+        std::find(comms.begin(), comms.end(), &c) != comms.end())
+      continue;
+    comms.push_back(&c);
+    for (int ch = 0; ch < c.channels.nChannels; ++ch) {
+      TreeView v = treeView(c, ch);
+      if (v.up >= 0) v.down.push_back(v.up);
+      for (int peer : v.down) {
+        if (c.sends.count({0, ch, peer}) == 0) reqs.push_back({&c, 0, ch, peer, true});
+        if (c.recvs.count({0, ch, peer}) == 0) reqs.push_back({&c, 0, ch, peer, false});
+      }
+    }
+  }
+  if (comms.empty()) return Status::ok();
+  if (Status s = runtime::connectAll(reqs); !s.isOk()) {
+    s = std::move(s).withContext("connecting the trees");
+    for (Comm* c : comms) (void)failOn(*c, s);
+    return s;
+  }
+  for (Comm* c : comms) {
+    c->treesConnected = true;
+    WEFT_INFO(log::kInit, "Connected all trees");
+  }
+  return Status::ok();
 }
 
 }  // namespace
 
 Status runCollectives(const std::vector<CollTask>& tasks) {
+  WEFT_TRY(connectTrees(tasks));
   std::vector<Active> acts(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) acts[i].task = &tasks[i];
   // Only the first unfinished collective of each communicator runs.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/config/values.h"
 #include "core/coll/reduce.h"
 #include "core/coll/schedule.h"
 #include "core/runtime/comm.h"
@@ -22,6 +23,7 @@ struct CollArgs {
   weft_datatype_t type = weftInt8;
   RedOp op{};        // reductions only
   int root = 0;      // broadcast, reduce
+  config::Algo algo = config::Algo::kRing;  // kRing or kTree (AllReduce), see algorithm.h
 };
 
 // How many channels a collective of `bytes` uses: one per 512 KiB of traffic, at most the

@@ -71,6 +71,14 @@ void reduceScatter(const ScheduleArgs& a, const RingView& ring, Part part, Build
   }
 }
 
+// One primitive per chunk of `part`, in place (pipelines and trees).
+void chunked(Builder& b, Prim p, Part part, size_t chunkElems) {
+  for (size_t off = 0; off < part.count; off += chunkElems) {
+    size_t base = part.offset + off;
+    b.add(p, base, base, std::min(chunkElems, part.count - off));
+  }
+}
+
 // Pipelines along the ring: broadcast flows from the root, reduce flows into it.
 void pipeline(const ScheduleArgs& a, const RingView& ring, Part part, Builder& b) {
   const int n = ring.nranks;
@@ -83,10 +91,7 @@ void pipeline(const ScheduleArgs& a, const RingView& ring, Part part, Builder& b
   } else {
     p = prev == a.root ? Prim::kSend : me == a.root ? Prim::kRecvReduceCopy : Prim::kRecvReduceSend;
   }
-  for (size_t off = 0; off < part.count; off += a.chunkElems) {
-    size_t base = part.offset + off;
-    b.add(p, base, base, std::min(a.chunkElems, part.count - off));
-  }
+  chunked(b, p, part, a.chunkElems);
 }
 
 }  // namespace
@@ -116,6 +121,29 @@ std::vector<Step> ringSchedule(const ScheduleArgs& args, const RingView& ring, P
     case Coll::kReduce: pipeline(args, ring, part, b); break;
   }
   return out;
+}
+
+std::vector<Lane> treeAllReduce(const ScheduleArgs& args, const TreeView& tree, Part part) {
+  std::vector<Lane> lanes;
+  bool root = tree.up < 0;
+  bool leaf = tree.down.empty();
+  if ((root && leaf) || part.count == 0) return lanes;
+  std::vector<int> up;
+  if (!root) up.push_back(tree.up);
+  auto chunks = [&](Lane& lane, Prim p) {
+    Builder b(lane.steps);
+    chunked(b, p, part, args.chunkElems);
+  };
+  if (root) {
+    lanes.push_back({tree.down, tree.down, {}});
+    chunks(lanes.back(), Prim::kRecvReduceCopySend);
+    return lanes;
+  }
+  lanes.push_back({leaf ? std::vector<int>{} : tree.down, up, {}});
+  chunks(lanes.back(), leaf ? Prim::kSend : Prim::kRecvReduceSend);
+  lanes.push_back({up, leaf ? std::vector<int>{} : tree.down, {}});
+  chunks(lanes.back(), leaf ? Prim::kRecv : Prim::kRecvCopySend);
+  return lanes;
 }
 
 Part channelPart(size_t count, int nChannels, int channel, size_t alignElems) {

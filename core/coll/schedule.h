@@ -55,6 +55,28 @@ struct ScheduleArgs {
 // The steps of `args.coll` on one channel for the rank at `ring`, moving `part`.
 std::vector<Step> ringSchedule(const ScheduleArgs& args, const RingView& ring, Part part);
 
+// My place in one channel's tree: my parent (-1 at the root) and my children (at most 3).
+struct TreeView {
+  int up = -1;
+  std::vector<int> down;
+};
+
+// Steps over fixed peers. A primitive that receives takes one slot from every rank of
+// `recvFrom` (reducing them into the local input in that order, NCCL's source order); one that
+// sends puts the same data into a slot for every rank of `sendTo`.
+struct Lane {
+  std::vector<int> recvFrom;
+  std::vector<int> sendTo;
+  std::vector<Step> steps;
+};
+
+// NCCL's runTreeSplit for AllReduce on one channel, chunk by chunk (args.chunkElems: one step):
+// two lanes running at once, reduce up (a leaf sends its input, an inner rank receives from its
+// children, reduces with its input and sends to its parent) and broadcast down (receive from the
+// parent, write the output, forward to the children); the root does both in one
+// recvReduceCopySend from and to its children. Empty for a tree of one rank.
+std::vector<Lane> treeAllReduce(const ScheduleArgs& args, const TreeView& tree, Part part);
+
 // The channel's part of `count` elements split over `nChannels` channels: contiguous, each a
 // multiple of `alignElems` but the last.
 Part channelPart(size_t count, int nChannels, int channel, size_t alignElems);

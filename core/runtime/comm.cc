@@ -308,6 +308,7 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
   c.jobMagic = handle.magic;
   c.mode = c.settings.isSet("NCCL_TOPO_FILE") ? DeviceMode::kEmulated : DeviceMode::kCpu;
   c.stepSize = static_cast<size_t>(c.settings.integer("NCCL_BUFFSIZE")) / kSteps;
+  c.algorithms = c.settings.algorithms();
   c.commHash = topo::ncclStringHash(std::string_view(reinterpret_cast<const char*>(&handle), sizeof(handle)));
   WEFT_INFO(log::kInit, "ncclCommInitRank comm %p rank %d nranks %d - Init START", static_cast<void*>(&c), rank, nranks);
   auto timeout = std::chrono::seconds(c.settings.integer("WEFT_INIT_TIMEOUT"));

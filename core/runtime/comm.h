@@ -65,6 +65,7 @@ class Comm {
   uint64_t commHash = 0;
   CommOptions options;
   config::Settings settings;
+  config::Selection algorithms;  // NCCL_ALGO, parsed once at init
   DeviceMode mode = DeviceMode::kCpu;
 
   // Peers
@@ -89,6 +90,7 @@ class Comm {
   };
   std::map<Key, std::unique_ptr<SendConnection>> sends;
   std::map<Key, std::unique_ptr<RecvConnection>> recvs;
+  bool treesConnected = false;  // tree peers are connected at the first Tree collective
 
   // State. `stop` ends every wait (abort, or a failure anywhere); `error` says why.
   std::atomic<bool> stop{false};

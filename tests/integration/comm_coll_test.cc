@@ -198,10 +198,16 @@ int runCase(weft_comm_t* comm, int rank, int n, const Case& c) {
   return 0;
 }
 
-int allCases(weft_comm_t* comm, int rank, int n) {
+// Every case of the matrix; with `allReduceOnly` (NCCL_ALGO=Tree, whose only collective is
+// AllReduce) just the allreduce cases.
+int allCases(weft_comm_t* comm, int rank, int n, bool allReduceOnly = false) {
   const weft_redop_t ops[] = {weftSum, weftProd, weftMax, weftMin, weftAvg};
-  const char* reductions[] = {"allreduce", "reduce", "reduce_scatter"};
-  const char* moves[] = {"broadcast", "allgather", "alltoall"};
+  std::vector<const char*> reductions = {"allreduce", "reduce", "reduce_scatter"};
+  std::vector<const char*> moves = {"broadcast", "allgather", "alltoall"};
+  if (allReduceOnly) {
+    reductions = {"allreduce"};
+    moves.clear();
+  }
   for (int ti = 0; ti < 12; ++ti) {
     auto t = static_cast<weft_datatype_t>(ti);
     for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1009}}) {
@@ -218,7 +224,9 @@ int allCases(weft_comm_t* comm, int rank, int n) {
     }
   }
   // Above channels x chunk (2 MiB chunks on up to 4 channels), a prime count.
-  for (const char* coll : {"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce"}) {
+  std::vector<const char*> large = {"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce"};
+  if (allReduceOnly) large.resize(1);
+  for (const char* coll : large) {
     if (runCase(comm, rank, n, {coll, weftFloat32, weftSum, 2097169, false, 0}) != 0) return 1;
     if (runCase(comm, rank, n, {coll, weftInt8, weftMax, 8388617, true, n - 1}) != 0) return 1;
   }
@@ -244,6 +252,62 @@ TEST_P(CommCollectives, EveryCollectiveTypeAndOpAgainstTheTestsOwnResults) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectives, ::testing::Values(1, 2, 3, 4, 5, 8),
+                         [](const auto& p) { return std::to_string(p.param) + "ranks"; });
+
+// NCCL_ALGO=Tree: allreduce over the trees (one host: NCCL's chain), every case; the other
+// collectives have no Tree schedule and fail as NCCL fails them; results are the same bits on
+// every rank and every run.
+class CommCollectivesTree : public ::testing::TestWithParam<int> {};
+
+// A hash of `n` bytes (FNV-1a): ranks compare their results through an allgather of it.
+uint64_t hashBytes(const void* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
+  return h;
+}
+
+TEST_P(CommCollectivesTree, AllReduceOverTheTreesEveryTypeAndOp) {
+  JobSpec spec;
+  spec.nranks = GetParam();
+  spec.deadline = std::chrono::seconds(300);
+  spec.env[-1]["NCCL_ALGO"] = "Tree";
+  int n = spec.nranks;
+  auto out = runJob(spec, [n](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+    if (allCases(comm, rank, n, true) != 0) return 1;
+    // Broadcast has only Ring: NCCL's invalid-usage error, with its wording.
+    std::vector<float> v(16, 1.0f);
+    weft_result_t rc = weft_broadcast(v.data(), v.data(), v.size(), weftFloat32, 0, comm, nullptr);
+    RANK_CHECK(rc == weftInvalidUsage, "broadcast with NCCL_ALGO=Tree returned %d", static_cast<int>(rc));
+    RANK_CHECK(std::strstr(weft_last_error(), "no algorithm/protocol available for function Broadcast with datatype "
+                                              "ncclFloat32. NCCL_ALGO was set to Tree.") != nullptr,
+               "%s", weft_last_error());
+    // Floats whose sum depends on the order of the additions: twice, the same bits everywhere.
+    const size_t count = 300007;
+    std::vector<float> in(count), r1(count), r2(count);
+    for (size_t i = 0; i < count; ++i)
+      in[i] = static_cast<float>(std::sin(static_cast<double>(i * 7 + static_cast<size_t>(rank) * 13))) * 1e3f;
+    RANK_OK(weft_allreduce(in.data(), r1.data(), count, weftFloat32, weftSum, comm, nullptr));
+    RANK_OK(weft_allreduce(in.data(), r2.data(), count, weftFloat32, weftSum, comm, nullptr));
+    RANK_CHECK(std::memcmp(r1.data(), r2.data(), count * sizeof(float)) == 0, "rank %d: two runs differ", rank);
+    // Every rank's result hash to rank 0 (point-to-point: NCCL_ALGO does not apply to it).
+    uint64_t mine = hashBytes(r1.data(), count * sizeof(float));
+    std::vector<uint64_t> all(static_cast<size_t>(n), mine);
+    RANK_OK(weft_group_start());
+    if (rank != 0) RANK_OK(weft_send(&mine, 1, weftUint64, 0, comm, nullptr));
+    for (int r = 1; rank == 0 && r < n; ++r) RANK_OK(weft_recv(&all[static_cast<size_t>(r)], 1, weftUint64, r, comm, nullptr));
+    RANK_OK(weft_group_end());
+    for (int r = 0; r < n; ++r)
+      RANK_CHECK(all[static_cast<size_t>(r)] == mine, "rank %d's result differs from rank 0's", r);
+    RANK_OK(weft_comm_destroy(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesTree, ::testing::Values(1, 2, 3, 4, 5, 8),
                          [](const auto& p) { return std::to_string(p.param) + "ranks"; });
 
 // 64 MiB allreduce, inside a group with other collectives, and a PreMulSum op.

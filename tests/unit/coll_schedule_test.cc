@@ -4,7 +4,9 @@
 // may deadlock or stay in a FIFO, and the outputs must be the collective's result.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
+#include <map>
 #include <numeric>
 #include <vector>
 
@@ -163,6 +165,122 @@ TEST(ChannelParts, CoverTheCountInOrderAligned) {
     }
   }
 }
+
+// ---- Tree allreduce -------------------------------------------------------------------------
+// Lanes simulated like the ring: one FIFO per (sender, receiver) edge, each lane of each rank
+// advancing on its own (NCCL's reduce-up and broadcast-down halves run concurrently).
+
+struct TreeRank {
+  std::vector<long> in, out;
+  std::vector<Lane> lanes;
+  std::vector<size_t> next;
+};
+
+bool simulateTree(std::vector<TreeRank>& ranks, std::string* why) {
+  int n = static_cast<int>(ranks.size());
+  std::map<std::pair<int, int>, std::deque<std::vector<long>>> edge;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < n; ++r) {
+      TreeRank& k = ranks[static_cast<size_t>(r)];
+      for (size_t l = 0; l < k.lanes.size(); ++l) {
+        const Lane& lane = k.lanes[l];
+        if (k.next[l] == lane.steps.size()) continue;
+        const Step& s = lane.steps[k.next[l]];
+        bool recv = s.prim != Prim::kSend && s.prim != Prim::kCopySend;
+        bool send = s.prim != Prim::kRecv && s.prim != Prim::kRecvReduceCopy;
+        bool reduce = s.prim == Prim::kRecvReduceSend || s.prim == Prim::kRecvReduceCopySend;
+        if (recv && std::any_of(lane.recvFrom.begin(), lane.recvFrom.end(), [&](int p) { return edge[{p, r}].empty(); }))
+          continue;
+        std::vector<long> data(k.in.begin() + static_cast<long>(s.in), k.in.begin() + static_cast<long>(s.in + s.count));
+        if (recv && !reduce) data.assign(s.count, 0);
+        for (int p : recv ? lane.recvFrom : std::vector<int>{}) {
+          std::vector<long> got = edge[{p, r}].front();
+          edge[{p, r}].pop_front();
+          if (got.size() != s.count) {
+            *why = "rank " + std::to_string(r) + " " + primName(s.prim) + " of " + std::to_string(s.count) +
+                   " met a send of " + std::to_string(got.size()) + " from rank " + std::to_string(p);
+            return false;
+          }
+          for (size_t i = 0; i < s.count; ++i) data[i] += got[i];
+        }
+        if (s.prim != Prim::kSend && s.prim != Prim::kRecvReduceSend)
+          std::copy(data.begin(), data.end(), k.out.begin() + static_cast<long>(s.out));
+        for (int p : send ? lane.sendTo : std::vector<int>{}) edge[{r, p}].push_back(data);
+        ++k.next[l];
+        moved = true;
+      }
+    }
+  }
+  for (int r = 0; r < n; ++r)
+    for (size_t l = 0; l < ranks[static_cast<size_t>(r)].lanes.size(); ++l)
+      if (ranks[static_cast<size_t>(r)].next[l] != ranks[static_cast<size_t>(r)].lanes[l].steps.size()) {
+        *why = "rank " + std::to_string(r) + " lane " + std::to_string(l) + " is stuck";
+        return false;
+      }
+  for (auto& [e, q] : edge)
+    if (!q.empty()) {
+      *why = "data left on edge " + std::to_string(e.first) + " -> " + std::to_string(e.second);
+      return false;
+    }
+  return true;
+}
+
+struct TreeShape {
+  const char* name;
+  std::vector<int> parent;  // parent of each rank, -1 for the root
+};
+void PrintTo(const TreeShape& t, std::ostream* os) { *os << t.name; }
+
+class TreeSchedules : public ::testing::TestWithParam<TreeShape> {};
+
+TEST_P(TreeSchedules, AllReduceReachesEveryRankOnEveryChannelPart) {
+  const std::vector<int>& parent = GetParam().parent;
+  const int n = static_cast<int>(parent.size());
+  for (size_t count : {size_t{1}, size_t{7}, size_t{100}, size_t{1009}}) {
+    for (int nch : {1, 3}) {
+      std::vector<TreeRank> ranks(static_cast<size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        TreeRank& k = ranks[static_cast<size_t>(r)];
+        k.in.resize(count);
+        for (size_t i = 0; i < count; ++i) k.in[i] = inputOf(r, i);
+        k.out.assign(count, -1);
+        TreeView v;
+        v.up = parent[static_cast<size_t>(r)];
+        for (int q = 0; q < n; ++q)
+          if (parent[static_cast<size_t>(q)] == r) v.down.push_back(q);
+        ScheduleArgs a;
+        a.chunkElems = 16;
+        size_t parts = 0;
+        for (int c = 0; c < nch; ++c) {
+          Part part = channelPart(count, nch, c, 4);
+          parts += part.count > 0 ? 1 : 0;
+          for (Lane& lane : treeAllReduce(a, v, part)) k.lanes.push_back(std::move(lane));
+        }
+        k.next.assign(k.lanes.size(), 0);
+        size_t lanesPerPart = n == 1 ? 0 : v.up < 0 ? 1 : 2;  // the root's one lane does both halves
+        ASSERT_EQ(k.lanes.size(), parts * lanesPerPart) << "rank " << r;
+      }
+      std::string why;
+      ASSERT_TRUE(simulateTree(ranks, &why)) << GetParam().name << " count " << count << " channels " << nch << ": " << why;
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i) {
+          long want = 0;
+          for (int q = 0; q < n; ++q) want += inputOf(q, i);
+          if (n == 1) break;  // a tree of one rank has nothing to schedule (the caller copies)
+          ASSERT_EQ(ranks[static_cast<size_t>(r)].out[i], want) << GetParam().name << " rank " << r << " element " << i;
+        }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TreeSchedules,
+    ::testing::Values(TreeShape{"one", {-1}}, TreeShape{"pair", {-1, 0}}, TreeShape{"chain5", {-1, 0, 1, 2, 3}},
+                      // NCCL's cross-node shape: a node's first rank has a chain child and up to two
+                      // child nodes (arity 3), tree roots with 2 children.
+                      TreeShape{"arity3", {-1, 0, 0, 0, 1, 2, 3, 6}}, TreeShape{"binary7", {-1, 0, 0, 1, 1, 2, 2}}),
+    [](const auto& p) { return std::string(p.param.name); });
 
 }  // namespace
 }  // namespace weft::coll
