@@ -45,6 +45,16 @@ void copyBytes(void* dst, const void* src, size_t n) {
   if (dst != src) std::memmove(dst, src, n);
 }
 
+// Drives a lane's net sends in flight; true when none is left.
+Result<bool> drainSends(ChannelRun& ch) {
+  bool all = true;
+  for (runtime::SendConnection* s : ch.sends) {
+    WEFT_ASSIGN_OR_RETURN(bool idle, s->drain());
+    all = all && idle;
+  }
+  return all;
+}
+
 class Runner {
  public:
   Runner(Comm& comm, const CollArgs& a) : comm_(comm), a_(a), elt_(typeSize(a.type)) {}
@@ -54,10 +64,8 @@ class Runner {
     bool moved = false;
     // A net plugin moves posted sends only while it is called: keep them going even when this
     // channel now waits to receive (its peer may be waiting for exactly those sends).
-    for (runtime::SendConnection* s : ch.sends) {
-      WEFT_ASSIGN_OR_RETURN(bool idle, s->drain());
-      (void)idle;
-    }
+    WEFT_ASSIGN_OR_RETURN(bool idle, drainSends(ch));
+    (void)idle;
     const size_t slotElems = ch.slotBytes / elt_;
     while (ch.step < ch.steps.size()) {
       const Step& s = ch.steps[ch.step];
@@ -315,7 +323,13 @@ Result<bool> pass(Active& act) {
     Runner runner(comm, a);
     bool left = false;
     for (ChannelRun& ch : act.runs) {
-      if (ch.step == ch.steps.size()) continue;
+      if (ch.step == ch.steps.size()) {
+        // A finished lane's last sends still need the plugin's calls while the channel's other
+        // lane waits (a tree leaf's reduce-up is done before its broadcast-down gets anything).
+        WEFT_ASSIGN_OR_RETURN(bool idle, drainSends(ch));
+        (void)idle;
+        continue;
+      }
       WEFT_ASSIGN_OR_RETURN(bool m, runner.advance(ch));
       moved = moved || m;
       left = left || ch.step < ch.steps.size();
@@ -324,11 +338,10 @@ Result<bool> pass(Active& act) {
     act.draining = true;
   }
   // Net sends are in flight until the plugin says they left.
-  for (ChannelRun& ch : act.runs)
-    for (runtime::SendConnection* snd : ch.sends) {
-      WEFT_ASSIGN_OR_RETURN(bool idle, snd->drain());
-      if (!idle) return moved;
-    }
+  for (ChannelRun& ch : act.runs) {
+    WEFT_ASSIGN_OR_RETURN(bool idle, drainSends(ch));
+    if (!idle) return moved;
+  }
   act.done = true;
   return true;
 }

@@ -161,10 +161,16 @@ int prevOf(const std::vector<int>& next, int rank) {
 // ---------------------------------------------------------------------------------------------
 // Emulated devices: hosts on loopback.
 
-class EmulatedHosts : public ::testing::TestWithParam<int> {};
+struct EmulatedCase {
+  int hosts;
+  std::string algo;  // NCCL_ALGO, "" for the default
+};
+void PrintTo(const EmulatedCase& c, std::ostream* os) { *os << c.hosts << " hosts " << c.algo; }
+
+class EmulatedHosts : public ::testing::TestWithParam<EmulatedCase> {};
 
 TEST_P(EmulatedHosts, GraphLinesEqualWeftSearchAndRingsCarryEveryByte) {
-  const int hosts = GetParam();
+  const int hosts = GetParam().hosts;
   const int n = hosts * kGpusPerHost;
   std::vector<std::vector<std::string>> expected = searchLines(hosts);
   for (int r = 0; r < n; ++r) {
@@ -190,6 +196,7 @@ TEST_P(EmulatedHosts, GraphLinesEqualWeftSearchAndRingsCarryEveryByte) {
                   {"NCCL_DEBUG_SUBSYS", "INIT,GRAPH"},
                   {"NCCL_SOCKET_IFNAME", "lo"},
                   {"NCCL_NET", "Socket"}};
+  if (!GetParam().algo.empty()) spec.env[-1]["NCCL_ALGO"] = GetParam().algo;
   for (int r = 0; r < n; ++r) spec.env[r]["NCCL_HOSTID"] = r < kGpusPerHost ? "hostA" : "hostB";
   auto out = runJob(spec, [n, &rings](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
@@ -201,8 +208,11 @@ TEST_P(EmulatedHosts, GraphLinesEqualWeftSearchAndRingsCarryEveryByte) {
     if (exchange(comm, rank, (rank + 1) % n, (rank - 1 + n) % n, (4 << 20) + 3, ++msg) != 0) return 1;
     for (const std::vector<int>& next : rings)
       if (exchange(comm, rank, next[static_cast<size_t>(rank)], prevOf(next, rank), 2 << 20, ++msg) != 0) return 1;
-    // 16 MiB: one channel per 512 KiB, so every channel the search built carries a part.
+    // 16 MiB: one channel per 512 KiB, so every channel the search built carries a part (over
+    // its ring, or with NCCL_ALGO=Tree its tree: tree 0 and tree 1 alternate). Then 400 KB: Tree
+    // by default across hosts.
     if (allreduceCheck(comm, rank, n, (16 << 20) / sizeof(float)) != 0) return 1;
+    if (allreduceCheck(comm, rank, n, 100003) != 0) return 1;
     return closeComm(comm);
   });
   ASSERT_EQ(failures(out), "");
@@ -213,12 +223,15 @@ TEST_P(EmulatedHosts, GraphLinesEqualWeftSearchAndRingsCarryEveryByte) {
         << "`";
     EXPECT_EQ(linesWith(output, " NCCL WARN "), std::vector<std::string>()) << "rank " << r;
     size_t netLines = hosts > 1 ? 1 : 0;  // one host: every peer over shared memory, no net plugin
+    size_t treeLines = hosts > 1 || GetParam().algo == "Tree" ? 1 : 0;
+    EXPECT_EQ(linesWith(output, "NCCL INFO Connected all trees").size(), treeLines) << "rank " << r;
     EXPECT_EQ(linesWith(output, "NCCL INFO Using network Socket").size(), netLines) << "rank " << r << ":\n" << output;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Hgx8Gpu, EmulatedHosts, ::testing::Values(1, 2),
-                         [](const auto& p) { return std::to_string(p.param) + "hosts"; });
+INSTANTIATE_TEST_SUITE_P(Hgx8Gpu, EmulatedHosts,
+                         ::testing::Values(EmulatedCase{1, ""}, EmulatedCase{2, ""}, EmulatedCase{2, "Tree"}),
+                         [](const auto& p) { return std::to_string(p.param.hosts) + "hosts" + p.param.algo; });
 
 // ---------------------------------------------------------------------------------------------
 // Hosts in network namespaces.
@@ -322,10 +335,11 @@ struct NetnsCase {
   int hosts;
   int ranksPerHost;
   std::string plugin;  // "Socket" or "OFI", as the plugins name themselves
+  std::string algo;    // NCCL_ALGO, "" for the default
 };
 
 void PrintTo(const NetnsCase& c, std::ostream* os) {
-  *os << c.hosts << " hosts x " << c.ranksPerHost << " ranks over " << c.plugin;
+  *os << c.hosts << " hosts x " << c.ranksPerHost << " ranks over " << c.plugin << (c.algo.empty() ? "" : ", " + c.algo);
 }
 
 class NetnsHosts : public ::testing::TestWithParam<NetnsCase> {};
@@ -342,7 +356,9 @@ int netnsRank(int rank, int n, int ranksPerHost) {
     if (exchange(comm, rank, (rank + 1) % n, (rank - 1 + n) % n, bytes, ++msg) != 0) return 1;
   if (exchange(comm, rank, (rank + ranksPerHost) % n, (rank - ranksPerHost + n) % n, size_t{64} << 20, ++msg) != 0)
     return 1;
+  // 8 MiB on every channel (Ring by default), then 400 KB (Tree by default across hosts).
   if (allreduceCheck(comm, rank, n, (8 << 20) / sizeof(float)) != 0) return 1;
+  if (allreduceCheck(comm, rank, n, 100003) != 0) return 1;
   return closeComm(comm);
 }
 
@@ -370,6 +386,7 @@ TEST_P(NetnsHosts, RingsAnd64MiBCrossHostsThroughThePlugin) {
                   {"NCCL_DEBUG", "INFO"},
                   {"NCCL_DEBUG_SUBSYS", "INIT,NET"},
                   {"NCCL_NET", tc.plugin}};
+  if (!tc.algo.empty()) spec.env[-1]["NCCL_ALGO"] = tc.algo;
   if (tc.plugin == "OFI") {
     spec.env[-1]["NCCL_NET_PLUGIN"] = "ofi";
     spec.env[-1]["WEFT_OFI_PROVIDER"] = "tcp";
@@ -393,16 +410,20 @@ TEST_P(NetnsHosts, RingsAnd64MiBCrossHostsThroughThePlugin) {
     const std::string& output = out[static_cast<size_t>(r)].output;
     EXPECT_EQ(linesWith(output, "NCCL INFO Using network " + tc.plugin).size(), 1u) << "rank " << r << ":\n" << output;
     EXPECT_FALSE(linesWith(output, " via NET/" + tc.plugin + "/").empty()) << "rank " << r << ":\n" << output;
+    // The 400 KB allreduce crossed hosts over the trees (connected at their first use).
+    EXPECT_EQ(linesWith(output, "NCCL INFO Connected all trees").size(), 1u) << "rank " << r;
     EXPECT_EQ(linesWith(output, " NCCL WARN "), std::vector<std::string>()) << "rank " << r;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Veth, NetnsHosts,
-                         ::testing::Values(NetnsCase{2, 2, "Socket"}, NetnsCase{3, 1, "Socket"}, NetnsCase{2, 2, "OFI"},
-                                           NetnsCase{3, 1, "OFI"}),
+                         ::testing::Values(NetnsCase{2, 2, "Socket", ""}, NetnsCase{3, 1, "Socket", ""},
+                                           NetnsCase{2, 2, "Socket", "Tree"}, NetnsCase{3, 1, "Socket", "Tree"},
+                                           NetnsCase{2, 2, "OFI", ""}, NetnsCase{3, 1, "OFI", ""},
+                                           NetnsCase{2, 2, "OFI", "Tree"}),
                          [](const auto& p) {
                            return std::to_string(p.param.hosts) + "hostsOf" + std::to_string(p.param.ranksPerHost) +
-                                  "Over" + p.param.plugin;
+                                  "Over" + p.param.plugin + p.param.algo;
                          });
 
 }  // namespace
