@@ -44,30 +44,26 @@ void allReduce(const ScheduleArgs& a, const RingView& ring, Part part, Builder& 
   }
 }
 
-// AllGather and ReduceScatter walk the blocks by user rank (all_gather.h, reduce_scatter.h).
-void allGather(const ScheduleArgs& a, const RingView& ring, Part part, Builder& b) {
+// AllGather and ReduceScatter walk the blocks by user rank (all_gather.h, reduce_scatter.h), one
+// primitive per block and chunk. AllGather starts with my block and then forwards the blocks of
+// the ranks upstream (hops n-1, n-2, ..., 1); ReduceScatter starts with the block of the rank
+// just upstream and ends with mine, reduced by everyone.
+void blockWalk(const ScheduleArgs& a, const RingView& ring, Part part, Builder& b) {
   const int n = ring.nranks;
-  const size_t cnt = a.countPerRank;
-  auto block = [&](int hop) { return static_cast<size_t>(ring.userRanks[static_cast<size_t>(hop)]) * cnt; };
+  const bool gather = a.coll == Coll::kAllGather;
+  const Prim first = gather ? Prim::kCopySend : Prim::kSend;
+  const Prim middle = gather ? Prim::kRecvCopySend : Prim::kRecvReduceSend;
+  const Prim last = gather ? Prim::kRecv : Prim::kRecvReduceCopy;
   for (size_t off = 0; off < part.count; off += a.chunkElems) {
     size_t base = part.offset + off;
     size_t m = std::min(a.chunkElems, part.count - off);
-    b.add(Prim::kCopySend, base, block(0) + base, m);
-    for (int j = 1; j <= n - 2; ++j) b.add(Prim::kRecvCopySend, 0, block(n - j) + base, m);
-    b.add(Prim::kRecv, 0, block(1) + base, m);
-  }
-}
-
-void reduceScatter(const ScheduleArgs& a, const RingView& ring, Part part, Builder& b) {
-  const int n = ring.nranks;
-  const size_t cnt = a.countPerRank;
-  auto block = [&](int hop) { return static_cast<size_t>(ring.userRanks[static_cast<size_t>(hop)]) * cnt; };
-  for (size_t off = 0; off < part.count; off += a.chunkElems) {
-    size_t base = part.offset + off;
-    size_t m = std::min(a.chunkElems, part.count - off);
-    b.add(Prim::kSend, block(n - 1) + base, 0, m);
-    for (int j = 2; j <= n - 1; ++j) b.add(Prim::kRecvReduceSend, block(n - j) + base, 0, m);
-    b.add(Prim::kRecvReduceCopy, block(0) + base, base, m);
+    for (int k = 0; k < n; ++k) {
+      int hop = gather ? (n - k) % n : n - 1 - k;
+      size_t block = static_cast<size_t>(ring.userRanks[static_cast<size_t>(hop)]) * a.countPerRank + base;
+      Prim p = k == 0 ? first : k == n - 1 ? last : middle;
+      if (gather) b.add(p, base, block, m);  // only copySend reads the input
+      else b.add(p, block, k == n - 1 ? base : 0, m);
+    }
   }
 }
 
@@ -115,8 +111,8 @@ std::vector<Step> ringSchedule(const ScheduleArgs& args, const RingView& ring, P
   Builder b(out);
   switch (args.coll) {
     case Coll::kAllReduce: allReduce(args, ring, part, b); break;
-    case Coll::kAllGather: allGather(args, ring, part, b); break;
-    case Coll::kReduceScatter: reduceScatter(args, ring, part, b); break;
+    case Coll::kAllGather:
+    case Coll::kReduceScatter: blockWalk(args, ring, part, b); break;
     case Coll::kBroadcast:
     case Coll::kReduce: pipeline(args, ring, part, b); break;
   }
