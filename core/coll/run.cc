@@ -1,7 +1,5 @@
 #include "core/coll/run.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -10,12 +8,12 @@
 
 #include "core/base/log.h"
 #include "core/base/strings.h"
+#include "core/runtime/waiter.h"
 
 namespace weft::coll {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using runtime::Comm;
 
 constexpr size_t kChunkBytes = size_t{2} << 20;      // ring Simple: 2 slices of 2 steps of 512 KiB
@@ -183,36 +181,6 @@ Status oneRank(const CollArgs& a) {
   return Status::ok();
 }
 
-// Waits for a pass to move something: spins, yields, then sleeps on a rank's bell (when all that
-// waits is one communicator's shared memory) or naps (net plugins, several communicators).
-class Waiter {
- public:
-  void moved() { idle_ = false; }
-  // `stillIdle` runs one more pass and says whether nothing moved (only before a sleep).
-  template <typename F>
-  void idle(Comm* sleepOn, F&& stillIdle) {
-    if (!idle_) {
-      idle_ = true;
-      passes_ = 0;
-      since_ = Clock::now();
-    }
-    if ((++passes_ & 31) != 0) return;
-    auto waited = Clock::now() - since_;
-    if (waited < std::chrono::microseconds(20)) return;
-    if (waited < std::chrono::microseconds(500)) {
-      sched_yield();
-    } else if (sleepOn != nullptr && sleepOn->myBell) {
-      runtime::sleepOnBell(sleepOn->myBell->bell(), std::chrono::milliseconds(100), stillIdle);
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-  }
-
- private:
-  bool idle_ = false;
-  unsigned passes_ = 0;
-  Clock::time_point since_;
-};
 
 // Where this rank sits in channel c's tree (tree 0 or tree 1, by the channel).
 TreeView treeView(const Comm& comm, int c) {
@@ -420,7 +388,7 @@ Status runCollectives(const std::vector<CollTask>& tasks) {
     }
     return w;
   };
-  Waiter waiter;
+  runtime::Waiter waiter;
   for (;;) {
     Sweep w = sweep();
     WEFT_TRY(w.error);
@@ -429,17 +397,23 @@ Status runCollectives(const std::vector<CollTask>& tasks) {
       waiter.moved();
       continue;
     }
-    for (Active& act : acts)
-      if (!act.done && act.task->comm->stop.load()) return failOn(*act.task->comm, act.task->comm->stoppedStatus("running a collective"));
     // Before sleeping, one more sweep after announcing the sleep: a peer that published in
     // between either sees the sleeper and rings, or its data is seen here.
+    Comm* bellOwner = w.allShm && w.one ? w.only : nullptr;
     Status inner;
-    waiter.idle(w.allShm && w.one ? w.only : nullptr, [&] {
-      Sweep again = sweep();
-      inner = again.error;
-      if (again.any) waiter.moved();
-      return inner.isOk() && !again.any && again.left;
-    });
+    WEFT_TRY(waiter.idle(bellOwner != nullptr && bellOwner->myBell ? bellOwner->myBell->bell() : nullptr,
+                         [&] {
+                           for (Active& act : acts)
+                             if (!act.done && act.task->comm->stop.load())
+                               return failOn(*act.task->comm, act.task->comm->stoppedStatus("running a collective"));
+                           return Status::ok();
+                         },
+                         [&] {
+                           Sweep again = sweep();
+                           inner = again.error;
+                           if (again.any) waiter.moved();
+                           return inner.isOk() && !again.any && again.left;
+                         }));
     WEFT_TRY(inner);
   }
 }

@@ -1,7 +1,5 @@
 #include "core/runtime/p2p.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -10,26 +8,12 @@
 #include <thread>
 
 #include "core/base/strings.h"
+#include "core/runtime/waiter.h"
 
 namespace weft::runtime {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// How long an idle loop spins, then yields, before it sleeps: a peer one step behind answers
-// within the spin; ranks that outnumber cores get the CPU through the yields and the sleep.
-constexpr auto kSpinFor = std::chrono::microseconds(20);
-constexpr auto kYieldFor = std::chrono::microseconds(500);
-constexpr auto kBellTimeout = std::chrono::milliseconds(100);  // the abort flag is seen within this
-
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 Status sizeMismatch(const P2pTask& t, size_t got, size_t expected) {
   return invalidUsage(strprintf("rank %d receiving %zu bytes from rank %d: got a step of %zu bytes where %zu were expected "
@@ -213,8 +197,7 @@ Bell* sleepBell(const std::vector<P2pTask>& tasks) {
     if (t.done) continue;
     if (only != nullptr && only != t.comm) return nullptr;
     only = t.comm;
-    bool shm = t.send ? t.comm->useShm(t.peer) : t.comm->useShm(t.peer);
-    if (!shm) return nullptr;
+    if (!t.comm->useShm(t.peer)) return nullptr;
   }
   return only != nullptr && only->myBell ? only->myBell->bell() : nullptr;
 }
@@ -239,48 +222,24 @@ Status runTasks(std::vector<P2pTask>& tasks) {
   WEFT_TRY(connectTasks(tasks));
   size_t left = 0;
   for (const P2pTask& t : tasks) left += t.done ? 0 : 1;
-  Clock::time_point idleSince{};
-  bool idle = false;
-  unsigned idlePasses = 0;
+  Waiter waiter;
   while (left > 0) {
     WEFT_ASSIGN_OR_RETURN(bool moved, progressPass(tasks, left));
     if (moved || left == 0) {
-      idle = false;
+      waiter.moved();
       continue;
     }
-    // The clock and the stop flags are read once every 32 idle passes: a pass must stay short
-    // for the spin to see a peer's step as soon as it lands.
-    if (!idle) {
-      idle = true;
-      idlePasses = 0;
-      idleSince = Clock::now();
-    }
-    if ((++idlePasses & 31) != 0) {
-      cpuRelax();
-      continue;
-    }
-    WEFT_TRY(stoppedAny(tasks));
-    Clock::time_point now = Clock::now();
-    auto waited = now - idleSince;
-    if (waited < kSpinFor) {
-      for (int i = 0; i < 16; ++i) cpuRelax();
-    } else if (waited < kYieldFor) {
-      sched_yield();
-    } else if (Bell* bell = sleepBell(tasks)) {
-      Status inner;
-      sleepOnBell(bell, kBellTimeout, [&] {
-        Result<bool> r = progressPass(tasks, left);
-        if (!r.isOk()) {
-          inner = std::move(r).takeStatus();
-          return false;
-        }
-        if (*r) idle = false;
-        return !*r && left > 0;
-      });
-      WEFT_TRY(inner);
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    Status inner;
+    WEFT_TRY(waiter.idle(sleepBell(tasks), [&] { return stoppedAny(tasks); }, [&] {
+      Result<bool> r = progressPass(tasks, left);
+      if (!r.isOk()) {
+        inner = std::move(r).takeStatus();
+        return false;
+      }
+      if (*r) waiter.moved();
+      return !*r && left > 0;
+    }));
+    WEFT_TRY(inner);
   }
   return Status::ok();
 }

@@ -1,0 +1,72 @@
+// How a rank waits for its peers without a thread per connection, for point-to-point rounds and
+// collectives alike. After a pass that moved nothing: spin (20 µs: a peer one step behind answers
+// within it), yield (to 500 µs: ranks that outnumber cores get the CPU), then sleep on the rank's
+// bell when everything waited for is shared memory of one communicator (a peer that publishes
+// rings it), or nap 50 µs (a net plugin moves data only while it is called). The clock is read once
+// every 32 idle passes, so a pass stays short and the spin sees a peer's step as soon as it lands.
+#pragma once
+
+#include <sched.h>
+
+#include <chrono>
+#include <thread>
+
+#include "core/base/status.h"
+#include "core/runtime/shm.h"
+
+namespace weft::runtime {
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+class Waiter {
+ public:
+  static constexpr auto kSpinFor = std::chrono::microseconds(20);
+  static constexpr auto kYieldFor = std::chrono::microseconds(500);
+  static constexpr auto kNap = std::chrono::microseconds(50);
+  static constexpr auto kBellTimeout = std::chrono::milliseconds(100);  // stop flags are seen within this
+
+  // A pass moved something: the next idle pass starts a new wait.
+  void moved() { idle_ = false; }
+
+  // After a pass that moved nothing. Every 32 such passes: `check()` (the stop flags; its error is
+  // returned), then spin, yield or sleep as above. Before sleeping on `sleepOn` (null: nap),
+  // `stillIdle()` runs one more pass after the sleep is announced and says whether nothing moved,
+  // so no wake-up is lost; it records its own errors for the caller.
+  template <typename Check, typename StillIdle>
+  Status idle(Bell* sleepOn, Check&& check, StillIdle&& stillIdle) {
+    if (!idle_) {
+      idle_ = true;
+      passes_ = 0;
+      since_ = std::chrono::steady_clock::now();
+    }
+    if ((++passes_ & 31) != 0) {
+      cpuRelax();
+      return Status::ok();
+    }
+    WEFT_TRY(check());
+    auto waited = std::chrono::steady_clock::now() - since_;
+    if (waited < kSpinFor) {
+      for (int i = 0; i < 16; ++i) cpuRelax();
+    } else if (waited < kYieldFor) {
+      sched_yield();
+    } else if (sleepOn != nullptr) {
+      sleepOnBell(sleepOn, kBellTimeout, stillIdle);
+    } else {
+      std::this_thread::sleep_for(kNap);
+    }
+    return Status::ok();
+  }
+
+ private:
+  bool idle_ = false;
+  unsigned passes_ = 0;
+  std::chrono::steady_clock::time_point since_;
+};
+
+}  // namespace weft::runtime
