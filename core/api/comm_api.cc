@@ -112,20 +112,7 @@ Status initRank(weft_comm_t** out, int nranks, const weft_unique_id_t& id, int r
 
 void teardown(weft_comm* c, bool abort) {
   Comm& comm = c->impl;
-  if (abort) {
-    comm.stop.store(true);
-    if (comm.myBell) {
-      comm.myBell->bell()->seq.fetch_add(1);
-      runtime::ringBell(comm.myBell->bell());
-    }
-    {
-      // Peers waiting on this rank stop at once (shared-memory flags, the watch ring).
-      std::lock_guard<std::mutex> lock(comm.errorMutex);
-      for (auto& [k, s] : comm.sends) s->markFailed(comm.rank);
-      for (auto& [k, r] : comm.recvs) r->markFailed(comm.rank);
-    }
-    if (comm.bootstrap) comm.bootstrap->fail(comm.rank);
-  }
+  if (abort) comm.stopAll(comm.rank);  // peers waiting on this rank stop at once
   if (comm.initThread.joinable()) comm.initThread.join();
   // A root this process runs for an init that never completed stops now, not at its deadline.
   if (comm.state.load() != 0 && comm.jobMagic != 0) runtime::stopRoot(comm.jobMagic);

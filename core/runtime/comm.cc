@@ -145,11 +145,18 @@ void Comm::fail(const Status& why, int failedRank) {
     if (!error.isOk()) return;
     error = why;
     state.store(static_cast<int>(why.code()));
-    stop.store(true);
+  }
+  WEFT_WARN("comm %p rank %d: %s", static_cast<void*>(this), rank, why.message().c_str());
+  stopAll(failedRank);
+}
+
+void Comm::stopAll(int failedRank) {
+  stop.store(true);
+  {
+    std::lock_guard<std::mutex> lock(errorMutex);
     for (auto& [k, s] : sends) s->markFailed(failedRank);
     for (auto& [k, r] : recvs) r->markFailed(failedRank);
   }
-  WEFT_WARN("comm %p rank %d: %s", static_cast<void*>(this), rank, why.message().c_str());
   if (bootstrap) bootstrap->fail(failedRank);
   if (myBell) {
     myBell->bell()->seq.fetch_add(1);

@@ -117,6 +117,9 @@ class Comm {
   bool useShm(int peer) const;
   // Records the first failure, stops every wait and tells the peers (watch ring, SHM flags).
   void fail(const Status& why, int failedRank);
+  // Stops every wait of this rank and tells the peers that `failedRank` failed (shared-memory
+  // flags, the watch ring): fail's second half, and all of an abort.
+  void stopAll(int failedRank);
   // The error to return after a wait was stopped: the recorded one, or "aborted".
   Status stoppedStatus(const std::string& what);
   Deadline opDeadline(const std::string& what) { return Deadline::never(&stop, what); }

@@ -32,6 +32,13 @@ struct ShmCtrl {
 static_assert(sizeof(ShmCtrl) <= kCtrlBytes);
 
 ShmCtrl* ctrlOf(const ShmSegment& s) { return static_cast<ShmCtrl*>(s.data()); }
+
+// Reports `failedRank` in one side's flag of the segment and wakes the peer.
+void flagFailure(const ShmSegment& seg, std::atomic<int32_t> ShmCtrl::*side, int failedRank, Bell* peerBell) {
+  if (seg.data() == nullptr) return;
+  (ctrlOf(seg)->*side).store(failedRank + 1);
+  ringBell(peerBell);
+}
 char* slotsOf(const ShmSegment& s) { return static_cast<char*>(s.data()) + kCtrlBytes; }
 
 std::atomic<uint64_t> gSegmentCounter{0};
@@ -184,11 +191,7 @@ Status ShmRecv::release() {
   return Status::ok();
 }
 
-void ShmRecv::markFailed(int failedRank) {
-  if (seg_.data() == nullptr) return;
-  ctrlOf(seg_)->receiverFailed.store(failedRank + 1);
-  ringBell(peerBell_);
-}
+void ShmRecv::markFailed(int failedRank) { flagFailure(seg_, &ShmCtrl::receiverFailed, failedRank, peerBell_); }
 
 // ---- sender -----------------------------------------------------------------------------------
 
@@ -219,10 +222,6 @@ Status ShmSend::post(size_t bytes, bool last) {
   return Status::ok();
 }
 
-void ShmSend::markFailed(int failedRank) {
-  if (seg_.data() == nullptr) return;
-  ctrlOf(seg_)->senderFailed.store(failedRank + 1);
-  ringBell(peerBell_);
-}
+void ShmSend::markFailed(int failedRank) { flagFailure(seg_, &ShmCtrl::senderFailed, failedRank, peerBell_); }
 
 }  // namespace weft::runtime
