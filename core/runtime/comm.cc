@@ -214,6 +214,10 @@ Status exchangePeers(Comm& c, const Deadline& dl) {
   me.rank = c.rank;
   me.pid = static_cast<int32_t>(getpid());
   me.emulated = c.mode == DeviceMode::kEmulated ? 1 : 0;
+  // The device this rank was told to play (config.device, else WEFT_DEVICE), -1: its local rank,
+  // which every rank works out for every other after this exchange (placeRanks).
+  std::optional<int64_t> wanted = c.settings.integerIfSet("WEFT_DEVICE");
+  me.dev = c.options.device >= 0 ? c.options.device : wanted ? static_cast<int32_t>(*wanted) : -1;
   std::string hostId = c.settings.string("NCCL_HOSTID");
   me.hostHash = topo::hostHash(c.settings.isSet("NCCL_HOSTID") ? &hostId : nullptr);
   struct stat st{};
@@ -248,13 +252,15 @@ void placeRanks(Comm& c) {
   }
   c.nNodes = static_cast<int>(hosts.size());
   c.node = c.rankNode[static_cast<size_t>(c.rank)];
-  c.localRank = 0;
-  c.localRanks = 0;
+  std::vector<int> onNode(hosts.size(), 0);  // ranks seen so far on each node
   for (int r = 0; r < c.nranks; ++r) {
-    if (c.rankNode[static_cast<size_t>(r)] != c.node) continue;
-    if (r < c.rank) ++c.localRank;
-    ++c.localRanks;
+    PeerInfo& p = c.peers[static_cast<size_t>(r)];
+    int local = onNode[static_cast<size_t>(c.rankNode[static_cast<size_t>(r)])]++;
+    if (p.dev < 0) p.dev = local;
+    if (r == c.rank) c.localRank = local;
   }
+  c.localRanks = onNode[static_cast<size_t>(c.node)];
+  c.dev = c.peers[static_cast<size_t>(c.rank)].dev;
 }
 
 Status mapBells(Comm& c, const Deadline& dl) {
@@ -339,19 +345,10 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
 
   WEFT_TRY(exchangePeers(c, dl));
   placeRanks(c);
-  std::optional<int64_t> dev = c.settings.integerIfSet("WEFT_DEVICE");
-  c.dev = c.options.device >= 0 ? c.options.device : dev ? static_cast<int>(*dev) : c.localRank;
-  c.peers[static_cast<size_t>(rank)].dev = c.dev;
   log::ScopedDevice logAsDevice(c.dev);
   WEFT_INFO(log::kInit, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0", static_cast<void*>(&c),
             rank, nranks, c.nNodes, c.localRanks, c.localRank);
   WEFT_TRY(mapBells(c, dl));
-  // The devices others play (after WEFT_DEVICE) travel with the next allgather's neighbours:
-  // gather them now, small and once.
-  std::vector<int32_t> devs(static_cast<size_t>(nranks));
-  devs[static_cast<size_t>(rank)] = c.dev;
-  WEFT_TRY(c.bootstrap->allgather(devs.data(), sizeof(int32_t), dl));
-  for (int r = 0; r < nranks; ++r) c.peers[static_cast<size_t>(r)].dev = devs[static_cast<size_t>(r)];
   double tAllgather = secondsSince(t0) - tBootstrap;
 
   WEFT_TRY(selectNetIfNeeded(c));

@@ -27,7 +27,7 @@ namespace weft::runtime {
 // What every rank tells the others at init (fixed size: it travels in one allgather).
 struct PeerInfo {
   int32_t rank = 0;
-  int32_t dev = 0;     // the (emulated) GPU this rank plays
+  int32_t dev = -1;    // the (emulated) GPU this rank plays (-1 in the exchange: its local rank)
   int32_t pid = 0;
   int32_t emulated = 0;  // 1: NCCL_TOPO_FILE devices, 0: CPU endpoints
   uint64_t hostHash = 0;
