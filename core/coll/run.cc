@@ -215,11 +215,12 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   sa.root = a.root;
   bool perRank = a.coll == Coll::kAllGather || a.coll == Coll::kReduceScatter;
   size_t traffic = a.count * elt * (perRank ? static_cast<size_t>(comm.nranks) : 1);
-  int nch = channelsFor(comm, traffic);
+  int tpb = a.coll == Coll::kAllReduce ? 2 : perRank ? comm.nranks : 1;  // NCCL's traffic per byte
+  std::vector<Part> parts = channelParts(a.count, elt, tpb, channelsFor(comm, traffic), comm.channels.nChannels);
   std::vector<ChannelRun> runs;
   *allShm = true;
-  for (int c = 0; c < nch; ++c) {
-    for (Lane& lane : lanesOf(comm, a, sa, c, channelPart(a.count, nch, c, sa.alignElems))) {
+  for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
+    for (Lane& lane : lanesOf(comm, a, sa, c, parts[static_cast<size_t>(c)])) {
       if (lane.steps.empty()) continue;
       ChannelRun r;
       r.channel = c;

@@ -142,10 +142,48 @@ std::vector<Lane> treeAllReduce(const ScheduleArgs& args, const TreeView& tree, 
   return lanes;
 }
 
-Part channelPart(size_t count, int nChannels, int channel, size_t alignElems) {
-  size_t per = alignUp((count + static_cast<size_t>(nChannels) - 1) / static_cast<size_t>(nChannels), alignElems);
-  size_t start = std::min(count, per * static_cast<size_t>(channel));
-  return {start, std::min(per, count - start)};
+std::vector<Part> channelParts(size_t count, size_t eltSize, int trafficPerByte, int taskChannels, int commChannels) {
+  constexpr size_t kMinTrafficPerChannel = size_t{16} << 10;
+  std::vector<Part> parts;
+  if (count == 0) return parts;
+  auto divUp = [](size_t a, size_t b) { return (a + b - 1) / b; };
+  const size_t tpb = static_cast<size_t>(std::max(1, trafficPerByte));
+  const size_t maxChannels = static_cast<size_t>(std::max(1, commChannels));
+  const size_t cellSize = divUp(divUp(kMinTrafficPerChannel, tpb), 16) * 16;
+  const size_t eltsPerCell = cellSize / eltSize;
+  const size_t cells = divUp(count * eltSize, cellSize);
+  const size_t trafficPerCell = cellSize * tpb;
+  const size_t traffic = std::max(kMinTrafficPerChannel, count * eltSize * tpb);
+  const size_t budget = std::min(static_cast<size_t>(std::max(1, taskChannels)), maxChannels);
+  const size_t perChannel = std::max(kMinTrafficPerChannel, traffic / budget);
+  size_t cellsPerChannel = std::min(cells, divUp(perChannel, trafficPerCell));
+  // The first channel takes what fits in its budget; on a one-channel communicator, everything.
+  size_t cellsLo = maxChannels == 1 ? cells : std::min(cells, divUp(perChannel, trafficPerCell));
+  size_t nMid = (cells - cellsLo) / cellsPerChannel;
+  size_t cellsHi = (cells - cellsLo) % cellsPerChannel;
+  size_t used = 1 + nMid + (cellsHi != 0 ? 1 : 0);
+  if (used > maxChannels) {  // more than the communicator has: spread the rest over what is left
+    nMid = maxChannels - 2;
+    cellsPerChannel = (cells - cellsLo) / (nMid + 1);
+    cellsHi = cellsPerChannel + (cells - cellsLo) % (nMid + 1);
+  }
+  if (cellsHi == 0 && nMid != 0) {
+    cellsHi = cellsPerChannel;
+    nMid -= 1;
+  }
+  size_t countLo = cellsLo * eltsPerCell;
+  size_t countMid = cellsPerChannel * eltsPerCell;
+  size_t countHi = cellsHi * eltsPerCell;
+  (countHi != 0 ? countHi : countLo) -= cells * eltsPerCell - count;  // the last part ends at count
+  size_t offset = 0;
+  auto add = [&](size_t n) {
+    parts.push_back({offset, n});
+    offset += n;
+  };
+  add(countLo);
+  for (size_t i = 0; i < nMid; ++i) add(countMid);
+  if (countHi != 0) add(countHi);
+  return parts;
 }
 
 }  // namespace weft::coll

@@ -77,8 +77,13 @@ struct Lane {
 // recvReduceCopySend from and to its children. Empty for a tree of one rank.
 std::vector<Lane> treeAllReduce(const ScheduleArgs& args, const TreeView& tree, Part part);
 
-// The channel's part of `count` elements split over `nChannels` channels: contiguous, each a
-// multiple of `alignElems` but the last.
-Part channelPart(size_t count, int nChannels, int channel, size_t alignElems);
+// NCCL's "continuous byte distribution" of one collective over channels (scheduleCollTasksToPlan
+// with the collective alone in its plan): `count` elements of `eltSize` bytes cut into cells of
+// 16 KiB of traffic (rounded to 16 bytes), channels filled in order up to the plan's traffic per
+// channel (the traffic over `taskChannels`, at least 16 KiB): a first (lo) part, middle parts of
+// one size and a last (hi) part that takes the rounding, on at most `commChannels` channels.
+// Traffic is bytes × `trafficPerByte` (AllReduce 2, AllGather and ReduceScatter nRanks, else 1).
+// Returns the parts of channels 0, 1, … (none for count 0).
+std::vector<Part> channelParts(size_t count, size_t eltSize, int trafficPerByte, int taskChannels, int commChannels);
 
 }  // namespace weft::coll

@@ -22,6 +22,14 @@ struct Rank {
 };
 
 // The ring 0 -> 1 -> ... -> n-1 -> 0, seen from `me`.
+// An even split for the simulations (they use tiny chunks, far below NCCL's 16 KiB cells).
+Part evenPart(size_t count, int nChannels, int channel) {
+  size_t per = (count + static_cast<size_t>(nChannels) - 1) / static_cast<size_t>(nChannels);
+  per = (per + 3) / 4 * 4;
+  size_t start = std::min(count, per * static_cast<size_t>(channel));
+  return {start, std::min(per, count - start)};
+}
+
 RingView ringOf(int n, int me) {
   RingView v;
   v.nranks = n;
@@ -110,7 +118,7 @@ TEST_P(RingSchedules, EveryCollectiveDeliversItsResultOnEveryChannelPart) {
         a.alignElems = 4;
         a.root = n / 2;
         for (int c = 0; c < nch; ++c) {
-          std::vector<Step> s = ringSchedule(a, ringOf(n, r), channelPart(sh.count, nch, c, 4));
+          std::vector<Step> s = ringSchedule(a, ringOf(n, r), evenPart(sh.count, nch, c));
           k.steps.insert(k.steps.end(), s.begin(), s.end());
         }
       }
@@ -149,21 +157,53 @@ INSTANTIATE_TEST_SUITE_P(Shapes, RingSchedules,
                          ::testing::Values(Shape{2, 1, 8}, Shape{2, 100, 8}, Shape{3, 7, 4}, Shape{3, 1009, 16},
                                            Shape{4, 64, 4}, Shape{5, 333, 8}, Shape{8, 1000, 12}, Shape{8, 3, 4}));
 
-TEST(ChannelParts, CoverTheCountInOrderAligned) {
-  for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1009}, size_t{4096}}) {
-    for (int nch : {1, 2, 3, 16}) {
-      size_t next = 0;
-      for (int c = 0; c < nch; ++c) {
-        Part p = channelPart(count, nch, c, 4);
-        EXPECT_EQ(p.offset, std::min(next, count));
-        if (c + 1 < nch && p.offset + p.count < count) {
-          EXPECT_EQ(p.count % 4, 0u);
+// NCCL 2.28.9's scheduleCollTasksToPlan by hand: 4 MiB of floats allreduced (traffic 8 MiB) on 16
+// channels: 8 KiB cells (16 KiB of traffic), 32 cells per channel, 16 equal parts.
+TEST(ChannelParts, AllReduceFillsChannelsInCellsOfSixteenKiBOfTraffic) {
+  std::vector<Part> parts = channelParts(size_t{1} << 20, 4, 2, 16, 16);
+  ASSERT_EQ(parts.size(), 16u);
+  for (size_t c = 0; c < parts.size(); ++c) {
+    EXPECT_EQ(parts[c].offset, c * 65536);
+    EXPECT_EQ(parts[c].count, 65536u);
+  }
+}
+
+// A prime count on a 4-channel communicator: 1025 cells, 257 per channel, the last part 254 cells
+// less the padding of the last cell.
+TEST(ChannelParts, ThePrimeCountsLastPartTakesTheRounding) {
+  std::vector<Part> parts = channelParts(2097169, 4, 2, 33, 4);
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[0].count, 526336u);
+  EXPECT_EQ(parts[1].count, 526336u);
+  EXPECT_EQ(parts[2].count, 526336u);
+  EXPECT_EQ(parts[3].count, 518161u);
+}
+
+TEST(ChannelParts, CoverTheCountInOrderOnAtMostTheBudget) {
+  for (size_t count : {size_t{1}, size_t{7}, size_t{1009}, size_t{4096}, size_t{3} << 20, size_t{10000019}}) {
+    for (size_t elt : {size_t{1}, size_t{2}, size_t{8}}) {
+      for (int tpb : {1, 2, 3, 8}) {
+        for (int budget : {1, 2, 3, 16}) {
+          for (int comm : {1, 2, 4, 32}) {
+            std::vector<Part> parts = channelParts(count, elt, tpb, budget, comm);
+            ASSERT_FALSE(parts.empty());
+            EXPECT_LE(parts.size(), static_cast<size_t>(comm));
+            size_t next = 0;
+            for (size_t c = 0; c < parts.size(); ++c) {
+              EXPECT_EQ(parts[c].offset, next);
+              EXPECT_GT(parts[c].count, 0u);
+              if (c + 1 < parts.size()) {
+                EXPECT_EQ(parts[c].count * elt % 16, 0u) << "parts end on cells";
+              }
+              next += parts[c].count;
+            }
+            EXPECT_EQ(next, count) << count << " x " << elt << " B, traffic x" << tpb << ", " << budget << "/" << comm;
+          }
         }
-        next = p.offset + p.count;
       }
-      EXPECT_EQ(next, count);
     }
   }
+  EXPECT_TRUE(channelParts(0, 4, 2, 4, 4).empty());
 }
 
 // ---- Tree allreduce -------------------------------------------------------------------------
@@ -253,7 +293,7 @@ TEST_P(TreeSchedules, AllReduceReachesEveryRankOnEveryChannelPart) {
         a.chunkElems = 16;
         size_t parts = 0;
         for (int c = 0; c < nch; ++c) {
-          Part part = channelPart(count, nch, c, 4);
+          Part part = evenPart(count, nch, c);
           parts += part.count > 0 ? 1 : 0;
           for (Lane& lane : treeAllReduce(a, v, part)) k.lanes.push_back(std::move(lane));
         }
