@@ -367,10 +367,13 @@ TEST_P(NetnsHosts, RingsAnd64MiBCrossHostsThroughThePlugin) {
   if (tc.plugin == "OFI" && !std::filesystem::exists(WEFT_PLUGIN_OUTPUT_DIR "/libweft-net-ofi.so"))
     GTEST_SKIP() << "the OFI plugin is not built (WEFT_WITH_OFI=OFF)";
 #if defined(__SANITIZE_ADDRESS__)
-  // Known problem (open in the closing note of 2026-11-25): under ASan, libfabric's tcp provider
-  // took over 10 s to connect these namespaces and one CI run hung in the exchanges that follow.
-  // The plain build runs these cases; the socket cases run here too.
-  if (tc.plugin == "OFI") GTEST_SKIP() << "OFI across namespaces is not run under AddressSanitizer (known hang, see the note)";
+  // Known problem (closing notes of 2026-11-25): under ASan, libfabric's tcp provider once took
+  // over 10 s to connect these namespaces and a CI run hung in what followed; 8 later runs with
+  // WEFT_ASAN_OFI=1 passed (14-20 s each). The plain build runs these cases; so does ASan with
+  // WEFT_ASAN_OFI=1; the socket cases always run.
+  if (tc.plugin == "OFI" && std::getenv("WEFT_ASAN_OFI") == nullptr)
+    GTEST_SKIP() << "OFI across namespaces is not run under AddressSanitizer unless WEFT_ASAN_OFI=1 (one unexplained CI "
+                    "hang, see the note)";
 #endif
   NetnsLab lab(tc.hosts);
   if (lab.couldNotCreate()) GTEST_SKIP() << "cannot create network namespaces: " << lab.error();
