@@ -220,6 +220,27 @@ TEST(CommInit, NonBlockingInitReturnsInProgressThenSucceeds) {
   EXPECT_EQ(failures(out), "");
 }
 
+// The device a rank plays: config.device, else WEFT_DEVICE, else its index on its host.
+TEST(CommInit, DeviceFromConfigThenWeftDeviceThenLocalRank) {
+  JobSpec spec;
+  spec.nranks = 3;
+  spec.env[1]["WEFT_DEVICE"] = "5";
+  spec.env[2]["WEFT_DEVICE"] = "6";
+  auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+    weft_config_t cfg = WEFT_CONFIG_INITIALIZER;
+    if (rank == 2) cfg.device = 7;  // wins over WEFT_DEVICE=6
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank_config(&comm, 3, id, rank, &cfg));
+    int dev = -1;
+    RANK_OK(weft_comm_cu_device(comm, &dev));
+    const int want[] = {0, 5, 7};
+    RANK_CHECK(dev == want[rank], "rank %d plays device %d, expected %d", rank, dev, want[rank]);
+    if (ringExchange(comm, 4096, weftInt32, 1) != 0) return 1;
+    return closeComm(comm);
+  });
+  EXPECT_EQ(failures(out), "");
+}
+
 int freePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
