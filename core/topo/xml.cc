@@ -1,6 +1,5 @@
 #include "core/topo/xml.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +9,8 @@
 #include <sstream>
 
 #include <pugixml.hpp>
+
+#include "core/base/files.h"
 
 namespace weft::topo {
 
@@ -340,28 +341,7 @@ std::string TopoXml::toString() const {
   return out;
 }
 
-Status TopoXml::save(const std::string& path) const {
-  std::string text = toString();
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return errnoError("cannot create " + tmp, errno);
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  int err = errno;
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return errnoError("cannot write " + path, err);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    std::remove(tmp.c_str());
-    return errnoError("cannot rename " + tmp + " to " + path, err);
-  }
-  return Status::ok();
-}
+Status TopoXml::save(const std::string& path) const { return writeFileAtomic(path, toString()); }
 
 bool TopoXml::operator==(const TopoXml& other) const {
   if (!root_ || !other.root_) return !root_ && !other.root_;
