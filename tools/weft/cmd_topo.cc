@@ -169,6 +169,8 @@ void addDetect(CLI::App& topo) {
       "attribute order, for every GPU NVML reports (libnvidia-ml.so.1 is loaded at run time; none\n"
       "found is not an error), every PCI device and NUMA node hwloc reports, and the network\n"
       "interfaces named with --net. PCI ids and link speed/width come from sysfs as NCCL reads them.\n"
+      "Devices whose NUMA node the kernel does not know (-1, as on many VMs) go under\n"
+      "<cpu numaid=\"-1\">, as in NCCL; when no device has a NUMA node, that is the only <cpu>.\n"
       "Each GPU gets rank = its NVML index, as in a one-process-per-GPU job.\n\n"
       "NCCL_TOPO_FILE (or --base) is the starting point, as in NCCL: its <cpu host_hash> are\n"
       "replaced by this host's hash (NCCL_HOSTID, else host name + boot id) and detection adds what\n"
