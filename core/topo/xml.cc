@@ -11,6 +11,7 @@
 #include <pugixml.hpp>
 
 #include "core/base/files.h"
+#include "core/base/strings.h"
 
 namespace weft::topo {
 
@@ -229,21 +230,7 @@ Status checkElements(const pugi::xml_node& root, const LineIndex& lines, const s
   return Status::ok();
 }
 
-void escapeTo(std::string& out, std::string_view value) {
-  for (char c : value) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      // Whitespace other than ' ' would be normalized by a reader: keep it as a reference.
-      case '\n': out += "&#10;"; break;
-      case '\r': out += "&#13;"; break;
-      case '\t': out += "&#9;"; break;
-      default: out += c;
-    }
-  }
-}
+void escapeTo(std::string& out, std::string_view value) { appendXmlEscaped(out, value); }
 
 void writeRec(std::string& out, const XmlNode& node, int indent) {
   out.append(static_cast<size_t>(indent), ' ');

@@ -86,19 +86,7 @@ std::string dotQuote(std::string_view text) {
   return out;
 }
 
-std::string htmlEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string htmlEscape(std::string_view text) { return xmlEscaped(text); }
 
 LinkStyle linkStyle(std::string_view type) {
   // NVLink in NVIDIA green, the PCIe tree in blue, the inter-CPU link in red, the network in
