@@ -10,6 +10,7 @@ PKGS=(
   libibverbs-dev ibverbs-providers librdmacm-dev rdma-core
   clang libclang-rt-14-dev
   iperf3 iproute2 pciutils valgrind
+  graphviz
   openmpi-bin libopenmpi-dev
 )
 missing=()

@@ -120,4 +120,25 @@ size_t editDistance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+void appendXmlEscaped(std::string& out, std::string_view text) {
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\n': out += "&#10;"; break;
+      case '\r': out += "&#13;"; break;
+      case '\t': out += "&#9;"; break;
+      default: out += c;
+    }
+  }
+}
+
+std::string xmlEscaped(std::string_view text) {
+  std::string out;
+  appendXmlEscaped(out, text);
+  return out;
+}
+
 }  // namespace weft

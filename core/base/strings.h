@@ -31,4 +31,9 @@ std::optional<double> parseDouble(std::string_view text);
 // Levenshtein distance, for "did you mean …" hints.
 size_t editDistance(std::string_view a, std::string_view b);
 
+// Appends `text` escaped for XML character data and attribute values (&, <, >, " as entities;
+// \n, \r and \t as character references, which a reader would otherwise normalize).
+void appendXmlEscaped(std::string& out, std::string_view text);
+std::string xmlEscaped(std::string_view text);
+
 }  // namespace weft

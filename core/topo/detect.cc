@@ -71,12 +71,30 @@ Status addNets(DetectContext& ctx, const DetectOptions& o) {
   return Status::ok();
 }
 
+// Whether the document places devices under CPUs only through NUMA node -1: the kernel gave no
+// device a NUMA node (numa_node -1 everywhere, as on virtual machines without NUMA information).
+bool devicesOnlyOnUnknownNuma(const XmlNode& system) {
+  bool unknown = false;
+  for (const auto& c : system.children()) {
+    if (c->name() != "cpu" || c->children().empty()) continue;
+    if (c->get("numaid") != "-1") return false;
+    unknown = true;
+  }
+  return unknown;
+}
+
 // The devices and NUMA nodes nobody asked for, so that the document describes the machine.
-Status addInventory(DetectContext& ctx, const HwlocInventory& inv) {
+// NCCL writes a <cpu> only for the NUMA node of a device it detected. weft also writes the NUMA
+// nodes without devices, except when no device has a NUMA node: NCCL then holds every device
+// under one <cpu numaid="-1"> (without affinity: there is no node-1 in sysfs), which stands for
+// the whole machine, and a NUMA node beside it would be a second CPU, joined by an inter-CPU
+// link, that NCCL's system does not have.
+Status addInventory(DetectContext& ctx, const HwlocInventory& inv, const XmlNode& system) {
   for (const HwlocPciDevice& dev : inv.pciDevices) {
     // hwloc knows 16 bits of the class; sysfs, when present, gives all 24.
     WEFT_TRY(ctx.placePci(dev.busId, strprintf("0x%04x00", dev.classId)).takeStatus());
   }
+  if (devicesOnlyOnUnknownNuma(system)) return Status::ok();
   for (const HwlocNuma& numa : inv.numaNodes) ctx.fillCpu(ctx.cpu(numa.numaId));
   return Status::ok();
 }
@@ -106,7 +124,7 @@ Result<TopoXml> detectTopology(const DetectOptions& o) {
   DetectContext ctx(xml, sysfs, host);
   WEFT_TRY(addGpus(ctx, o));
   WEFT_TRY(addNets(ctx, o));
-  WEFT_TRY(addInventory(ctx, inv));
+  WEFT_TRY(addInventory(ctx, inv, *xml.root()));
   forEachCpu(*xml.root(), ctx);
   return xml;
 }

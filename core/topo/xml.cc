@@ -1,6 +1,5 @@
 #include "core/topo/xml.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +9,9 @@
 #include <sstream>
 
 #include <pugixml.hpp>
+
+#include "core/base/files.h"
+#include "core/base/strings.h"
 
 namespace weft::topo {
 
@@ -228,21 +230,7 @@ Status checkElements(const pugi::xml_node& root, const LineIndex& lines, const s
   return Status::ok();
 }
 
-void escapeTo(std::string& out, std::string_view value) {
-  for (char c : value) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      // Whitespace other than ' ' would be normalized by a reader: keep it as a reference.
-      case '\n': out += "&#10;"; break;
-      case '\r': out += "&#13;"; break;
-      case '\t': out += "&#9;"; break;
-      default: out += c;
-    }
-  }
-}
+void escapeTo(std::string& out, std::string_view value) { appendXmlEscaped(out, value); }
 
 void writeRec(std::string& out, const XmlNode& node, int indent) {
   out.append(static_cast<size_t>(indent), ' ');
@@ -340,28 +328,7 @@ std::string TopoXml::toString() const {
   return out;
 }
 
-Status TopoXml::save(const std::string& path) const {
-  std::string text = toString();
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return errnoError("cannot create " + tmp, errno);
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  int err = errno;
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return errnoError("cannot write " + path, err);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    std::remove(tmp.c_str());
-    return errnoError("cannot rename " + tmp + " to " + path, err);
-  }
-  return Status::ok();
-}
+Status TopoXml::save(const std::string& path) const { return writeFileAtomic(path, toString()); }
 
 bool TopoXml::operator==(const TopoXml& other) const {
   if (!root_ || !other.root_) return !root_ && !other.root_;

@@ -430,5 +430,50 @@ TEST_F(TopoDetect, GpusFromNvmlGetRanksInNvmlOrder) {
   EXPECT_NE(text.find("<c2c bw=\"50000\" count=\"1\"/>"), std::string::npos) << text;
 }
 
+// A virtual machine whose devices report NUMA node -1, recorded from a KVM guest (virtio SCSI
+// and network at 00:02.0 and 00:03.0, no PCIe link attributes, one NUMA node with CPUs 0-1),
+// with a GPU passed through at 00:05.0. NCCL puts every device under one <cpu numaid="-1">
+// without affinity (its sysfs has no node-1) and writes no other <cpu>.
+TEST(TopoDetectVm, DevicesOnNumaMinusOneMakeTheOnlyCpuAsInNccl) {
+  test::LogCapture quiet(log::Level::kWarn);
+  FakeSysfs sys;
+  sys.device("pci0000:00/0000:00:02.0", with(ids("0x018000", "0x1af4", "0x1042", "0x1042"), "", "", "-1"));
+  sys.device("pci0000:00/0000:00:03.0", with(ids("0x020000", "0x1af4", "0x1041", "0x1041"), "", "", "-1"));
+  sys.device("pci0000:00/0000:00:05.0", with(ids("0x030200", "0x10de", "0x2330", "0x16c1"), "", "", "-1"));
+  sys.file("devices/system/node/node0/cpumap", "3\n");
+  DetectOptions o;
+  o.sysfsRoot = sys.root();
+  o.nvmlLibrary.clear();
+  o.defaultTopoFile.clear();
+  o.gpus = std::vector<NvmlGpu>{{0, "0000:00:05.0", 90, {}, 0, 0}};
+  o.inventory = HwlocInventory{{{"0", "3"}}, {{"0000:00:02.0", 0x0180}, {"0000:00:03.0", 0x0200}}};
+  o.cpu = CpuIdentity{"x86_64", "GenuineIntel", 6, 167};
+  o.hostHash = 0x1234;
+  auto xml = detectTopology(o);
+  ASSERT_TRUE(xml.isOk()) << xml.status().toString();
+  EXPECT_EQ(xml->toString(),
+            "<system version=\"1\">\n"
+            "  <cpu host_hash=\"0x1234\" numaid=\"-1\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"167\">\n"
+            "    <pci busid=\"0000:00:02.0\" class=\"0x018000\" vendor=\"0x1af4\" device=\"0x1042\" subsystem_vendor=\"0x1af4\" subsystem_device=\"0x1042\" link_speed=\"\" link_width=\"0\"/>\n"
+            "    <pci busid=\"0000:00:03.0\" class=\"0x020000\" vendor=\"0x1af4\" device=\"0x1041\" subsystem_vendor=\"0x1af4\" subsystem_device=\"0x1041\" link_speed=\"\" link_width=\"0\"/>\n"
+            "    <pci busid=\"0000:00:05.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x2330\" subsystem_vendor=\"0x10de\" subsystem_device=\"0x16c1\" link_speed=\"\" link_width=\"0\">\n"
+            "      <gpu dev=\"0\" sm=\"90\" rank=\"0\" gdr=\"0\"/>\n"
+            "    </pci>\n"
+            "  </cpu>\n"
+            "</system>\n");
+  auto system = buildSystem(*xml);
+  ASSERT_TRUE(system.isOk()) << system.status().toString();
+  EXPECT_EQ(system->count(NodeType::kCpu), 1);
+
+  // Once a device has a NUMA node, the NUMA nodes without devices are written again.
+  sys.file("devices/pci0000:00/0000:00:03.0/numa_node", "0\n");
+  o.inventory->numaNodes.push_back({"1", "c"});
+  xml = detectTopology(o);
+  ASSERT_TRUE(xml.isOk()) << xml.status().toString();
+  std::string text = xml->toString();
+  EXPECT_NE(text.find("numaid=\"0\" affinity=\"3\""), std::string::npos) << text;
+  EXPECT_NE(text.find("numaid=\"1\" affinity=\"c\""), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace weft::topo

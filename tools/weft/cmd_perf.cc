@@ -2,13 +2,18 @@
 // (--np) or of a launcher's ranks (mpirun, srun, torchrun) and prints nccl-tests' table.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "core/base/files.h"
+#include "core/base/strings.h"
 #include "tools/weft/commands.h"
+#include "tools/weft/output.h"
 #include "tools/weft/perf_bench.h"
 #include "tools/weft/perf_coll.h"
 #include "tools/weft/perf_launch.h"
+#include "tools/weft/perf_plot.h"
 
 namespace weft::tool {
 namespace {
@@ -22,6 +27,8 @@ struct PerfArgs {
   std::string op = "sum", type = "float", root = "0";
   int blocking = 0, average = 1, cputime = 0;
   int np = 0;
+  std::string plot;                    // --plot FILE.svg
+  std::vector<std::string> baselines;  // --baseline FILE (saved nccl-tests output), drawn beside the run
 };
 
 [[noreturn]] void usage(const std::string& message) {
@@ -108,8 +115,40 @@ perf::Ranks ranksOf(const PerfArgs& a) {
   return std::move(ranks).value();
 }
 
+// A saved nccl-tests (or weft perf) output file as chart lines, labelled by the file's name.
+Result<std::vector<perf::PlotSeries>> loadRuns(const std::string& file) {
+  WEFT_ASSIGN_OR_RETURN(std::string text, readWholeFile(file));
+  return perf::parsePerfOutput(text, std::filesystem::path(file).filename().string());
+}
+
+// --baseline files, read before any rank starts: a bad file is said once, and costs no run.
+std::vector<perf::PlotSeries> loadBaselines(const PerfArgs& a) {
+  std::vector<perf::PlotSeries> out;
+  for (const std::string& file : a.baselines) {
+    auto runs = loadRuns(file);
+    if (!runs.isOk()) usage("--baseline: " + runs.status().message());
+    out.insert(out.end(), runs->begin(), runs->end());
+  }
+  return out;
+}
+
+// Rank 0 after its run: the run's rows (and the baselines) to the --plot file.
+int writePlot(const PerfArgs& a, const perf::Outcome& outcome, int nranks, std::vector<perf::PlotSeries> lines) {
+  std::string program = perf::collInfo(*perf::parseColl(a.coll)).program;
+  auto mine = perf::parsePerfOutput(outcome.text, strprintf("weft %s, %d ranks", a.coll.c_str(), nranks));
+  Status s = mine.status();
+  if (s.isOk()) {
+    lines.insert(lines.begin(), mine->begin(), mine->end());
+    s = writeFileAtomic(a.plot, perf::busBwChart(lines, program + ": bus bandwidth"));
+  }
+  if (s.isOk()) return kExitOk;
+  std::fprintf(stderr, "weft perf: --plot %s: %s\n", a.plot.c_str(), s.message().c_str());
+  return kExitFailure;
+}
+
 // One rank's whole run: init, the benchmark, teardown. Returns the exit status.
-int runRank(const perf::Options& o, const perf::Ranks& ranks) {
+int runRank(const PerfArgs& a, const perf::Options& o, const perf::Ranks& ranks,
+            const std::vector<perf::PlotSeries>& baselines) {
   weft_comm_t* comm = nullptr;
   weft_result_t r = weft_comm_init_rank(&comm, ranks.nranks, ranks.id, ranks.rank);
   if (r != weftSuccess) {
@@ -131,11 +170,15 @@ int runRank(const perf::Options& o, const perf::Ranks& ranks) {
                  perf::weftError("weft_comm_destroy", r).message().c_str());
     return kExitFailure;
   }
-  return outcome->failed ? kExitFailure : kExitOk;
+  int plotted = ranks.rank == 0 && !a.plot.empty() ? writePlot(a, *outcome, ranks.nranks, baselines) : kExitOk;
+  return outcome->failed ? kExitFailure : plotted;
 }
 
 int runPerf(const PerfArgs& a) {
-  const perf::Options o = optionsFrom(a);  // before any fork: usage errors are said once
+  perf::Options o = optionsFrom(a);  // before any fork: usage errors are said once
+  o.keepText = !a.plot.empty();
+  const std::vector<perf::PlotSeries> baselines = loadBaselines(a);
+  if (!a.baselines.empty() && a.plot.empty()) usage("--baseline is drawn with --plot FILE.svg: give --plot");
   const bool hasRoot = perf::collInfo(o.coll).hasRoot;
   auto rootMissing = [&](int nranks) {
     return "-r " + std::to_string(o.root) + ": no such rank (ranks 0 to " + std::to_string(nranks - 1) + ")";
@@ -146,7 +189,7 @@ int runPerf(const PerfArgs& a) {
   if (hasRoot && o.root >= ranks.nranks) {  // a launcher's ranks: known only now
     if (ranks.rank == 0) std::fprintf(stderr, "weft perf: %s\n", rootMissing(ranks.nranks).c_str());
   } else {
-    rc = runRank(o, ranks);
+    rc = runRank(a, o, ranks, baselines);
   }
   if (!ranks.children.empty()) {
     // After a failure here the others may wait for this rank: give them 10 s to notice.
@@ -199,6 +242,11 @@ Examples:
   mpirun -np 16 -x NCCL_COMM_ID=node0:29500 weft perf all_reduce -b 8 -e 1G -f 2
   srun -n 16 --export=ALL,NCCL_COMM_ID=node0:29500 weft perf alltoall -b 1M -e 1G -f 2
   torchrun --nproc-per-node 8 --no-python weft perf all_gather -b 8 -e 128M -f 2
+  weft perf all_reduce --np 4 -b 8 -e 64M -f 2 --plot ar.svg --baseline nccl-a100.txt
+
+Plot: --plot FILE.svg draws busbw against size (log scales) of this run, one line per type and
+op, beside the --baseline files (saved output of nccl-tests or weft perf, one line each).
+`weft perf-plot A.txt B.txt -o cmp.svg` draws saved outputs alone.
 
 Exit status: 0 every check passed (and NCCL_TESTS_MIN_BW was met), 1 wrong results, bandwidth
 below NCCL_TESTS_MIN_BW, or a failed weft call (named on stderr), 2 bad usage.)";
@@ -246,9 +294,39 @@ void addPerfCommand(CLI::App& app) {
       ->check(CLI::Range(0, 3));
   cmd->add_option("-C,--report_cputime", args.cputime, "1: label the time column cputime (default 0)")
       ->check(CLI::Range(0, 1));
+  cmd->add_option("--plot", args.plot, "draw busbw against size to this SVG file (rank 0)");
+  cmd->add_option("--baseline", args.baselines, "saved nccl-tests output to draw beside the run (repeatable)")
+      ->check(CLI::ExistingFile);
   cmd->callback([] {
     int rc = runPerf(args);
     if (rc != kExitOk) throw CLI::RuntimeError(rc);
+  });
+}
+
+void addPerfPlotCommand(CLI::App& app) {
+  static std::vector<std::string> files;
+  static std::string out, title = "bus bandwidth";
+  auto* cmd = app.add_subcommand("perf-plot", "Draw busbw against size from saved nccl-tests / weft perf outputs");
+  cmd->footer(
+      "Reads the result rows of each FILE (the text nccl-tests' *_perf or weft perf printed; NCCL's\n"
+      "INFO lines mixed in are skipped) and draws one line per file (per type and op when a file\n"
+      "has several): busbw in GB/s against size in bytes, both on log scales, out-of-place solid,\n"
+      "in-place dotted. The chart is an SVG weft writes itself (Graphviz lays out graphs, not axes).\n\n"
+      "Example:\n"
+      "  weft perf all_reduce --np 4 -b 8 -e 64M -f 2 > weft.txt\n"
+      "  weft perf-plot weft.txt nccl-all_reduce.txt -o allreduce.svg --title \"all_reduce, 4 ranks\"");
+  cmd->add_option("FILES", files, "saved outputs, one line of the chart each")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", out, "the SVG file to write")->required();
+  cmd->add_option("--title", title, "the chart's title");
+  cmd->callback([] {
+    std::vector<perf::PlotSeries> lines;
+    for (const std::string& file : files) {
+      auto runs = loadRuns(file);
+      if (!runs.isOk()) throw CLI::RuntimeError(fail("weft perf-plot", runs.status()));
+      lines.insert(lines.end(), runs->begin(), runs->end());
+    }
+    if (Status s = writeFileAtomic(out, perf::busBwChart(lines, title)); !s.isOk())
+      throw CLI::RuntimeError(fail("weft perf-plot", s));
   });
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@
 #include "core/topo/system_print.h"
 #include "tools/weft/commands.h"
 #include "tools/weft/output.h"
+#include "tools/weft/picture_dot.h"
+#include "tools/weft/picture_search.h"
+#include "tools/weft/picture_topo.h"
 #include "tools/weft/search_connect.h"
 #include "tools/weft/search_json.h"
 #include "weft/config.h"
@@ -38,6 +42,9 @@ struct SearchArgs {
   bool explain = false;
   int rank = -1;
   bool quiet = false;
+  std::string picture;
+  std::string pictureChannels = "all";
+  std::string pictureGraphs = "ring,tree";
 };
 
 void configureLogger(bool json, bool quiet) {
@@ -216,6 +223,8 @@ Status checkRankArg(const SearchArgs& a, const topo::TopoXml& topo) {
   int nRanks = topo::gpusPerNode(topo) * a.nodes;
   if (a.rank < -1 || a.rank >= nRanks)
     return invalidUsage(strprintf("--rank %d: the communicator has ranks 0..%d", a.rank, nRanks - 1));
+  if (!a.picture.empty() && a.nodes > kPictureMaxNodes)
+    return invalidUsage(strprintf("--picture draws at most %d nodes (--nodes %d)", kPictureMaxNodes, a.nodes));
   return Status::ok();
 }
 
@@ -250,6 +259,42 @@ int smOf(const topo::TopoXml& xml) {
     if (v > 0 && (sm == 0 || v < sm)) sm = v;
   }
   return sm;
+}
+
+// The rest of the JSON document (explain, sizes, ranks) or the text lines of every rank.
+void printOutput(const SearchArgs& a, const connect::Connection& conn, const SearchPhase& sp,
+                 const std::vector<topo::SearchStep>& trace, JsonWriter* w) {
+  if (w != nullptr) {
+    w->endArray();
+    if (a.explain) {
+      w->key("explain");
+      writeTraceJson(*w, trace);
+    }
+    w->field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn.nRanks);
+  }
+  printRanks(a, conn, w);
+}
+
+// --picture: node 0's graphs and every rank's channels, drawn.
+Status writeSearchPicture(const SearchArgs& a, const topo::TopoXml& topo, const connect::Connection& conn,
+                          const SearchPhase& sp) {
+  if (a.picture.empty()) return Status::ok();
+  SearchPicture p;
+  p.node = &*sp.first;
+  p.conn = &conn;
+  p.nodes = a.nodes;
+  WEFT_ASSIGN_OR_RETURN(p.channels, parseChannelList(a.pictureChannels, conn.nChannels));
+  p.rings = p.trees = false;
+  for (std::string_view g : split(a.pictureGraphs, ',')) {
+    g = trim(g);
+    if (g == "ring") p.rings = true;
+    else if (g == "tree") p.trees = true;
+    else return invalidUsage("--picture-graphs: unknown graph '" + std::string(g) + "' (expected ring, tree)");
+  }
+  p.title = std::filesystem::path(a.topo).filename().string();
+  p.netNames = netNamesOf(topo);
+  WEFT_ASSIGN_OR_RETURN(std::string dot, searchDot(p));
+  return writePicture(dot, a.picture, pictureFormat(a.picture));
 }
 
 int runSearch(const SearchArgs& a) {
@@ -293,19 +338,11 @@ int runSearch(const SearchArgs& a) {
   auto conn = runConnect(a, *options, sp);
   if (!conn.isOk()) return fail("weft search: connect", conn.status());
   Phase connectPhase{connectClock.wall(), connectClock.cpu()};
-  if (a.quiet) {
-    printSummary(a, *conn, sp, connectPhase, total);
-    return kExitOk;
-  }
-  if (streamJson) {
-    w.endArray();
-    if (a.explain) {
-      w.key("explain");
-      writeTraceJson(w, trace);
-    }
-    w.field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn->nRanks);
-  }
-  printRanks(a, *conn, streamJson ? &w : nullptr);
+  // The picture is drawn after the output, so that the summary's times are the search's.
+  if (a.quiet) printSummary(a, *conn, sp, connectPhase, total);
+  else printOutput(a, *conn, sp, trace, streamJson ? &w : nullptr);
+  std::fflush(stdout);
+  if (Status s = writeSearchPicture(a, *topo, *conn, sp); !s.isOk()) return fail("weft search: --picture", s);
   return kExitOk;
 }
 
@@ -332,12 +369,18 @@ void addSearchCommand(CLI::App& app) {
       "--quiet searches node 0 only, connects every rank, and prints a summary: nodes, ranks,\n"
       "channels, time and peak memory (the connect phase is linear in ranks: 100k ranks take well\n"
       "under a second).\n\n"
+      "--picture FILE draws the channels (FILE's extension picks svg, png, pdf or dot), for up to 8\n"
+      "nodes: one panel per channel and graph, GPUs boxed by node, arrows in ring order (tree: parent\n"
+      "to child) through the network ports where a channel leaves and enters a node, each arrow\n"
+      "labelled and coloured with its path type; the caption gives the graph's bandwidth and types.\n"
+      "Laid out by Graphviz's `dot` (package graphviz); without it the DOT text is written instead.\n\n"
       "Examples:\n"
       "  weft search examples/topologies/hgx-h100-8gpu.xml --nodes 2\n"
       "  weft search examples/topologies/hgx-h100-8gpu.xml --nodes 4 --rank 9   # one rank's rings/trees\n"
       "  weft search examples/topologies/hgx-h100-8gpu.xml --nodes 12500 --quiet\n"
       "  NCCL_CROSS_NIC=0 weft search topo.xml --nodes 2 --graph-out graphs.xml\n"
       "  weft search topo.xml --explain          # which relaxations were tried, and why it stopped\n"
+      "  weft search topo.xml --nodes 2 -q --picture channels.svg --picture-channels 0-1\n"
       "  weft search topo.xml --nodes 2 --format json | jq '.ranks[3].ring'");
   cmd->add_option("TOPO", args.topo, "NCCL topology XML of one node")->required()->check(CLI::ExistingFile);
   cmd->add_option("--nodes,-n", args.nodes, "number of identical nodes")->default_val(1);
@@ -347,6 +390,10 @@ void addSearchCommand(CLI::App& app) {
   cmd->add_flag("--explain", args.explain, "show every search the relaxation schedule tried and why it stopped");
   cmd->add_option("--rank", args.rank, "print the connect lines (or JSON) of this rank only")->default_val(-1);
   cmd->add_flag("--quiet,-q", args.quiet, "search node 0 only, connect all ranks, print a summary");
+  cmd->add_option("--picture", args.picture, "draw the channels to this file (.svg, .png, .pdf, .dot)");
+  cmd->add_option("--picture-channels", args.pictureChannels, "channels to draw: all, or a list like 0,2-3")
+      ->default_val("all");
+  cmd->add_option("--picture-graphs", args.pictureGraphs, "graphs to draw per channel: ring,tree")->default_val("ring,tree");
   cmd->callback([] {
     if (int rc = runSearch(args); rc != 0) throw CLI::RuntimeError(rc);
   });

@@ -1,6 +1,7 @@
 // `weft topo …`: show, detect and fuse topology files.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "core/topo/xml_fuse.h"
 #include "tools/weft/commands.h"
 #include "tools/weft/output.h"
+#include "tools/weft/picture_dot.h"
+#include "tools/weft/picture_topo.h"
 
 namespace weft::tool {
 namespace {
@@ -20,6 +23,8 @@ namespace {
 struct ShowOptions {
   std::string file;
   bool strict = false;
+  std::string format;  // text (NCCL's lines), dot, svg, png; empty: by -o's extension, else text
+  std::string out;
 };
 
 struct DetectArgs {
@@ -50,6 +55,13 @@ int runShow(const ShowOptions& o) {
   build.strict = o.strict;
   auto system = topo::buildSystem(*xml, build);
   if (!system.isOk()) return fail("weft topo show", system.status());
+  std::string format = o.format.empty() ? (o.out.empty() ? "text" : pictureFormat(o.out)) : o.format;
+  if (format != "text") {
+    TopoPictureOptions picture{std::filesystem::path(o.file).filename().string(), netNamesOf(*xml)};
+    Status s = writePicture(systemDot(*system, picture), o.out.empty() ? "-" : o.out, format);
+    return s.isOk() ? kExitOk : fail("weft topo show", s);
+  }
+  if (!o.out.empty()) return fail("weft topo show", invalidUsage("-o writes a picture: use --format dot, svg or png"));
   int gpus = system->count(topo::NodeType::kGpu);
   int rank = gpus ? system->node(topo::NodeType::kGpu, 0).gpu.rank : 0;
   printInfo(rank, topo::systemBlock(*system));
@@ -125,14 +137,25 @@ void addShow(CLI::App& topo) {
       "with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=GRAPH: every CPU with its PCI tree, link types and\n"
       "bandwidths in GB/s, GPUs with their rank, NICs and network ports. A topology without GPUs\n"
       "(a machine without NVML, say) prints its CPUs and PCI devices and a note on stderr.\n\n"
+      "--format dot|svg|png draws the same graph instead: a box per CPU (NUMA node) holding its PCI\n"
+      "tree, GPUs with rank and arch, NICs and network ports with their speed, NVSwitches, and\n"
+      "every link with its type and GB/s, coloured by type (NVLink green, PCI blue, SYS red,\n"
+      "NET grey). svg and png are laid out by Graphviz's `dot` (package graphviz; WEFT_DOT names\n"
+      "another binary); without it the DOT text is written with a line saying how to render it.\n"
+      "-o FILE picks the format from its extension when --format is not given.\n\n"
       "Examples:\n"
       "  weft topo show examples/topologies/hgx-h100-8gpu.xml\n"
+      "  weft topo show examples/topologies/hgx-h100-8gpu.xml -o hgx.svg\n"
+      "  weft topo show topo.xml --format dot | dot -Tpdf -o topo.pdf\n"
       "  weft topo detect -o here.xml && weft topo show here.xml");
   cmd->add_option("FILE", show.file, "NCCL topology XML (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE format)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_flag("--strict", show.strict,
                 "Also reject what NCCL silently ignores (NVLink targets that are not GPUs of the file)");
+  cmd->add_option("--format", show.format, "text (NCCL's log lines, the default), dot, svg or png")
+      ->check(CLI::IsMember({"text", "dot", "svg", "png"}));
+  cmd->add_option("-o,--output", show.out, "write the picture to this file (\"-\": stdout) instead of stdout");
   cmd->callback([] {
     if (int rc = runShow(show); rc != 0) throw CLI::RuntimeError(rc);
   });
@@ -146,6 +169,8 @@ void addDetect(CLI::App& topo) {
       "attribute order, for every GPU NVML reports (libnvidia-ml.so.1 is loaded at run time; none\n"
       "found is not an error), every PCI device and NUMA node hwloc reports, and the network\n"
       "interfaces named with --net. PCI ids and link speed/width come from sysfs as NCCL reads them.\n"
+      "Devices whose NUMA node the kernel does not know (-1, as on many VMs) go under\n"
+      "<cpu numaid=\"-1\">, as in NCCL; when no device has a NUMA node, that is the only <cpu>.\n"
       "Each GPU gets rank = its NVML index, as in a one-process-per-GPU job.\n\n"
       "NCCL_TOPO_FILE (or --base) is the starting point, as in NCCL: its <cpu host_hash> are\n"
       "replaced by this host's hash (NCCL_HOSTID, else host name + boot id) and detection adds what\n"

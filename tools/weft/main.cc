@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   weft::tool::addNetTestCommand(app);
   weft::tool::addInfoCommands(app);
   weft::tool::addPerfCommand(app);
+  weft::tool::addPerfPlotCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

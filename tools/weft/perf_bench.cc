@@ -70,6 +70,7 @@ class Bench {
     out.avgBusBw = bwSum_ / bwCount_;
     out.failed = out.errors != 0 || belowMinBandwidth(out.avgBusBw, o_.minBusBw);
     print(footer(out.errors, out.avgBusBw, o_.minBusBw, info_.program, weft_last_error()));
+    out.text = std::move(printed_);
     return out;
   }
 
@@ -345,10 +346,11 @@ class Bench {
 
   // ---- Output (rank 0) ----
 
-  void print(const std::string& text) const {
+  void print(const std::string& text) {
     if (rank_ != 0) return;
     std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
+    if (o_.keepText) printed_ += text;
   }
 
   Status printPreamble() {
@@ -409,6 +411,7 @@ class Bench {
   int bwCount_ = 0;
   uint64_t rep_ = 0;
   Clock::time_point start_;
+  std::string printed_;
 };
 
 }  // namespace

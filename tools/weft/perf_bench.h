@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/base/status.h"
@@ -31,12 +32,14 @@ struct Options {
   int average = 1;                                // -a: 0 rank 0's time, 1 mean, 2 min, 3 max over ranks
   bool cputime = false;                           // -C: the header says "cputime" (the calls block: same value)
   std::optional<double> minBusBw;                 // NCCL_TESTS_MIN_BW
+  bool keepText = false;                          // return rank 0's output in Outcome::text (--plot)
 };
 
 struct Outcome {
   int64_t errors = 0;   // checks that found wrong elements, summed over ranks
   double avgBusBw = 0;  // mean busbw over every row, out-of-place and in-place
   bool failed = false;  // errors, or the average below NCCL_TESTS_MIN_BW's 0.9x
+  std::string text;     // rank 0, with Options::keepText: everything it printed
 };
 
 // Runs the whole test as rank `rank` of `comm` (every rank calls it with the same options). Rank 0

@@ -1,0 +1,345 @@
+// Pictures of topologies and channels: the DOT weft writes, rendered by the real Graphviz `dot`
+// and read back from the SVG (nodes, edges, labels). The rendering tests skip, saying why, when
+// Graphviz is not installed.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <pugixml.hpp>
+
+#include "core/base/files.h"
+#include "core/config/settings.h"
+#include "core/connect/offline.h"
+#include "core/topo/offline.h"
+#include "core/topo/paths.h"
+#include "core/topo/system_build.h"
+#include "core/topo/system_print.h"
+#include "core/topo/xml.h"
+#include "tests/support/corpus.h"
+#include "tests/support/log_capture.h"
+#include "tests/support/scoped_env.h"
+#include "tools/weft/picture_dot.h"
+#include "tools/weft/picture_search.h"
+#include "tools/weft/picture_topo.h"
+
+namespace weft::tool {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kHgx = std::string(WEFT_SOURCE_DIR) + "/examples/topologies/hgx-h100-8gpu.xml";
+
+#define WEFT_REQUIRE_DOT()                                                                          \
+  do {                                                                                              \
+    if (findDot().empty())                                                                          \
+      GTEST_SKIP() << "Graphviz's dot is not installed (apt-get install graphviz): SVG not checked"; \
+  } while (0)
+
+// What an SVG written by dot holds: its nodes (by title: the DOT node name), its edges (tail,
+// head) and every text drawn.
+struct Svg {
+  std::set<std::string> nodes;
+  std::vector<std::pair<std::string, std::string>> edges;
+  int clusters = 0;
+  std::vector<std::string> texts;
+
+  int countText(const std::string& t) const { return static_cast<int>(std::count(texts.begin(), texts.end(), t)); }
+  bool hasEdge(const std::string& a, const std::string& b) const {
+    return std::find(edges.begin(), edges.end(), std::make_pair(a, b)) != edges.end();
+  }
+};
+
+void collectTexts(const pugi::xml_node& n, std::vector<std::string>& out) {
+  for (const pugi::xml_node& c : n.children()) {
+    if (std::string(c.name()) == "text") out.emplace_back(c.child_value());
+    collectTexts(c, out);
+  }
+}
+
+Svg readSvg(const std::string& text) {
+  Svg svg;
+  pugi::xml_document doc;
+  pugi::xml_parse_result parsed = doc.load_string(text.c_str());
+  EXPECT_TRUE(parsed) << parsed.description();
+  for (const pugi::xpath_node& g : doc.select_nodes("//*[local-name()='g'][@class]")) {
+    std::string cls = g.node().attribute("class").value();
+    std::string title = g.node().child("title").child_value();
+    if (cls == "node") {
+      svg.nodes.insert(title);
+    } else if (cls == "edge") {
+      size_t at = title.find("->");
+      if (at == std::string::npos) at = title.find("--");
+      EXPECT_NE(at, std::string::npos) << title;
+      svg.edges.emplace_back(title.substr(0, at), title.substr(at + 2));
+    } else if (cls == "cluster") {
+      ++svg.clusters;
+    }
+  }
+  collectTexts(doc, svg.texts);
+  return svg;
+}
+
+Svg render(const std::string& dot) {
+  auto svg = renderDot(findDot(), dot, "svg");
+  EXPECT_TRUE(svg.isOk()) << svg.status().toString();
+  return svg.isOk() ? readSvg(*svg) : Svg{};
+}
+
+topo::System systemOf(const std::string& file) {
+  auto xml = topo::TopoXml::load(file);
+  EXPECT_TRUE(xml.isOk()) << xml.status().toString();
+  auto system = topo::buildSystem(*xml);
+  EXPECT_TRUE(system.isOk()) << system.status().toString();
+  return std::move(*system);
+}
+
+int nodeCount(const topo::System& s) {
+  int n = 0;
+  for (topo::NodeType t : topo::kAllNodeTypes) n += s.count(t);
+  return n;
+}
+
+// Pairs of distinct nodes joined by a link of some type, in either direction or both.
+size_t linkedPairs(const topo::System& s) {
+  std::set<std::tuple<std::string, std::string, int>> pairs;
+  for (topo::NodeType t : topo::kAllNodeTypes) {
+    for (const topo::Node& n : s.nodes(t)) {
+      for (const topo::Link& l : n.links) {
+        std::string a = topo::nodeName(n), b = topo::nodeName(s.node(l.rem));
+        if (a != b) pairs.insert({std::min(a, b), std::max(a, b), topo::val(l.type)});
+      }
+    }
+  }
+  return pairs.size();
+}
+
+class Pictures : public test::WeftTest {};
+
+TEST_F(Pictures, TopoShow_HgxH100_DrawsEveryNodeAndEveryLinkOnceInsideItsNuma) {
+  WEFT_REQUIRE_DOT();
+  topo::System s = systemOf(kHgx);
+  auto xml = topo::TopoXml::load(kHgx);
+  ASSERT_TRUE(xml.isOk());
+  Svg svg = render(systemDot(s, {"hgx-h100-8gpu.xml", netNamesOf(*xml)}));
+  // 8 GPUs, 2 CPUs, 8 PCI switches, 1 NVSwitch, 8 NICs, 8 ports.
+  EXPECT_EQ(svg.nodes.size(), 35u);
+  // GPU-NVSwitch, GPU-switch, switch-CPU, NIC-switch, NIC-port (8 each) and the CPUs' SYS link.
+  EXPECT_EQ(svg.edges.size(), 41u);
+  EXPECT_EQ(svg.clusters, 2);
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(svg.countText("rank " + std::to_string(r) + " · sm90"), 1) << "rank " << r;
+  EXPECT_EQ(svg.countText("NVL 370.8"), 8);  // 18 NVLinks of 20.6 GB/s per GPU
+  EXPECT_EQ(svg.countText("SYS 22.0"), 1);
+  EXPECT_EQ(svg.countText("NET 0 mlx5_0"), 1);
+  EXPECT_EQ(svg.countText("NVSwitch"), 1);
+  // The PCI tree is drawn from the CPU down, the NVLinks from the GPUs to the NVSwitch.
+  EXPECT_TRUE(svg.hasEdge("CPU/0-0", "PCI/0-10000"));
+  EXPECT_TRUE(svg.hasEdge("PCI/0-10000", "GPU/0-14000"));
+  EXPECT_TRUE(svg.hasEdge("GPU/0-14000", "NVS/0-0"));
+}
+
+TEST_F(Pictures, TopoShow_CorpusTopologies_OneSvgNodePerSystemNodeOneEdgePerLinkedPair) {
+  WEFT_REQUIRE_CORPUS();
+  WEFT_REQUIRE_DOT();
+  // An NVLink mesh (DGX-1), C2C with a NUMA id of -1 (GB10), an NVSwitch machine (OCI H100),
+  // Azure's NDv4 and a machine without GPUs.
+  for (const char* file : {"berkeley-blinkplus-dgx1v/topology.xml", "github-issues/nvidia-nccl-pr2202-gb10-dgx-spark.xml",
+                           "oracle-oci-hpc-oke/BM.GPU.H100.8.xml", "azure-azhpc-images/ndv4-topo.xml",
+                           "aws-ofi-nccl/p4d-24xl-topo.xml"}) {
+    SCOPED_TRACE(file);
+    topo::System s = systemOf((test::corpusDir() / "topologies" / file).string());
+    Svg svg = render(systemDot(s, {file, {}}));
+    EXPECT_EQ(static_cast<int>(svg.nodes.size()), nodeCount(s));
+    EXPECT_EQ(svg.edges.size(), linkedPairs(s));
+    EXPECT_EQ(svg.clusters, s.count(topo::NodeType::kCpu));
+  }
+}
+
+TEST_F(Pictures, TopoShow_TwoHosts_EachHostIsABoxAroundItsCpus) {
+  WEFT_REQUIRE_DOT();
+  auto xml = topo::TopoXml::parse(
+      "<system version=\"1\">\n"
+      "  <cpu host_hash=\"0x1\" numaid=\"0\" arch=\"x86_64\" vendor=\"AuthenticAMD\" familyid=\"143\" modelid=\"49\">\n"
+      "    <pci busid=\"0000:11:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+      "      <gpu dev=\"0\" sm=\"80\" rank=\"0\" gdr=\"0\"/>\n"
+      "    </pci>\n"
+      "  </cpu>\n"
+      "  <cpu host_hash=\"0x2\" numaid=\"0\" arch=\"x86_64\" vendor=\"AuthenticAMD\" familyid=\"143\" modelid=\"49\">\n"
+      "    <pci busid=\"0000:11:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+      "      <gpu dev=\"0\" sm=\"80\" rank=\"1\" gdr=\"0\"/>\n"
+      "    </pci>\n"
+      "  </cpu>\n"
+      "</system>\n",
+      "two-hosts.xml");
+  ASSERT_TRUE(xml.isOk()) << xml.status().toString();
+  auto s = topo::buildSystem(*xml);
+  ASSERT_TRUE(s.isOk()) << s.status().toString();
+  Svg svg = render(systemDot(*s, {"two hosts", {}}));
+  EXPECT_EQ(svg.nodes.size(), 4u);
+  EXPECT_EQ(svg.clusters, 4);  // two hosts, a CPU in each
+  EXPECT_EQ(svg.countText("host 1 · GPU 0"), 1);
+  EXPECT_EQ(svg.countText("GPU 0"), 1);  // host 0's, named without a host
+}
+
+TEST_F(Pictures, TopoShow_NumaMinusOne_IsNamedSo) {
+  WEFT_REQUIRE_CORPUS();
+  topo::System s = systemOf((test::corpusDir() / "topologies/github-issues/nvidia-nccl-pr2202-gb10-dgx-spark.xml").string());
+  std::string dot = systemDot(s, {"gb10", {}});
+  EXPECT_NE(dot.find("NUMA -1 (unknown)"), std::string::npos) << dot;
+}
+
+// Node 0's search and every rank's channels on `nodes` HGX H100 nodes, as `weft search` runs them.
+struct Searched {
+  std::vector<topo::SearchCache> caches;
+  std::vector<topo::SimulatedNode> domains;
+  connect::Connection conn;
+};
+
+Searched searchHgx(int nodes) {
+  Searched out;
+  auto xml = topo::TopoXml::load(kHgx);
+  EXPECT_TRUE(xml.isOk());
+  topo::OfflineOptions o;
+  o.nodes = nodes;
+  o.params = topo::Params::fromSettings(config::Settings());
+  test::LogCapture quiet(log::Level::kWarn);
+  auto domains = topo::simulateDomains(*xml, 0, o, out.caches);
+  EXPECT_TRUE(domains.isOk()) << domains.status().toString();
+  out.domains = std::move(*domains);
+  std::vector<int> compCaps{topo::minCompCap(out.domains.front().system)};
+  auto inputs = connect::offlineInputs(out.caches, compCaps, out.domains.front().gpusPerNode, nodes, false, false);
+  EXPECT_TRUE(inputs.isOk()) << inputs.status().toString();
+  auto conn = connect::connectRanks(*inputs, connect::ConnectOptions::fromParams(o.params));
+  EXPECT_TRUE(conn.isOk()) << conn.status().toString();
+  out.conn = std::move(*conn);
+  return out;
+}
+
+SearchPicture pictureOf(const Searched& s, int nodes, std::vector<int> channels, bool rings, bool trees) {
+  SearchPicture p;
+  p.node = &s.domains.front();
+  p.conn = &s.conn;
+  p.nodes = nodes;
+  p.channels = std::move(channels);
+  p.rings = rings;
+  p.trees = trees;
+  p.title = "hgx";
+  auto xml = topo::TopoXml::load(kHgx);
+  if (xml.isOk()) p.netNames = netNamesOf(*xml);
+  return p;
+}
+
+std::string rankId(int panel, int rank) { return "p" + std::to_string(panel) + "_r" + std::to_string(rank); }
+bool isNet(const std::string& id) { return id.find("_net") != std::string::npos; }
+
+TEST_F(Pictures, SearchPicture_TwoHgxNodes_RingArrowsFollowTheConnectedRingThroughTheNics) {
+  WEFT_REQUIRE_DOT();
+  Searched s = searchHgx(2);
+  for (int c : {0, 3}) {
+    SCOPED_TRACE("channel " + std::to_string(c));
+    auto dot = searchDot(pictureOf(s, 2, {c}, true, false));
+    ASSERT_TRUE(dot.isOk()) << dot.status().toString();
+    Svg svg = render(*dot);
+    // 16 GPUs and, per node, the port the ring enters by and the one it leaves by.
+    EXPECT_EQ(svg.nodes.size(), 16u + 4u);
+    // 14 arrows inside the nodes; each of the 2 node crossings is GPU -> port -> port -> GPU.
+    EXPECT_EQ(svg.edges.size(), 14u + 2u * 3u);
+    std::map<std::string, std::string> next;
+    for (const auto& [a, b] : svg.edges) EXPECT_TRUE(next.emplace(a, b).second) << a << " has two successors";
+    std::vector<int> drawn;
+    std::string at = rankId(0, 0);
+    for (int steps = 0; steps < 64 && (drawn.empty() || at != rankId(0, 0)); ++steps) {
+      if (!isNet(at)) drawn.push_back(std::stoi(at.substr(at.find("_r") + 2)));
+      ASSERT_TRUE(next.count(at)) << at << " has no successor";
+      at = next[at];
+    }
+    EXPECT_EQ(drawn, connect::ringFrom(s.conn, c, 0));
+    EXPECT_EQ(svg.countText("channel " + std::to_string(c) + " · ring"), 1);
+    EXPECT_GE(svg.countText("mlx5_" + std::to_string(c % 8)), 1);
+  }
+}
+
+TEST_F(Pictures, SearchPicture_FourHgxNodes_TreeArrowsGoFromEachParentToItsChildren) {
+  WEFT_REQUIRE_DOT();
+  Searched s = searchHgx(4);
+  for (int c : {0, 9}) {
+    SCOPED_TRACE("channel " + std::to_string(c));
+    auto dot = searchDot(pictureOf(s, 4, {c}, false, true));
+    ASSERT_TRUE(dot.isOk()) << dot.status().toString();
+    Svg svg = render(*dot);
+    int stored = s.conn.source[static_cast<size_t>(c)];
+    std::map<std::string, std::vector<std::string>> out;
+    for (const auto& [a, b] : svg.edges) out[a].push_back(b);
+    int parents = 0;
+    for (int r = 0; r < s.conn.nRanks; ++r) {
+      int up = s.conn.treeUp[s.conn.flat(stored, r)];
+      if (up < 0) continue;
+      ++parents;
+      if (up / 8 == r / 8) {
+        EXPECT_TRUE(svg.hasEdge(rankId(0, up), rankId(0, r))) << up << " -> " << r;
+        continue;
+      }
+      // Across nodes: parent -> its node's port -> the child node's port -> child.
+      bool found = false;
+      for (const std::string& p1 : out[rankId(0, up)])
+        for (const std::string& p2 : out[p1])
+          if (isNet(p1) && isNet(p2) && svg.hasEdge(p2, rankId(0, r))) found = true;
+      EXPECT_TRUE(found) << up << " -> " << r << " through the network";
+    }
+    EXPECT_EQ(parents, s.conn.nRanks - 1);  // one root
+  }
+}
+
+TEST_F(Pictures, SearchPicture_MoreThanEightNodes_IsRefused) {
+  Searched s = searchHgx(1);
+  auto dot = searchDot(pictureOf(s, kPictureMaxNodes + 1, {0}, true, true));
+  ASSERT_FALSE(dot.isOk());
+  EXPECT_NE(dot.status().toString().find("at most 8 nodes"), std::string::npos);
+}
+
+TEST(PictureChannels, ListsAndRangesWithinTheChannelCount) {
+  EXPECT_EQ(*parseChannelList("all", 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(*parseChannelList("0, 2-4", 8), (std::vector<int>{0, 2, 3, 4}));
+  EXPECT_FALSE(parseChannelList("5", 4).isOk());
+  EXPECT_FALSE(parseChannelList("3-1", 4).isOk());
+  EXPECT_FALSE(parseChannelList("x", 4).isOk());
+}
+
+TEST(PictureFiles, WithoutGraphvizTheDotTextIsWrittenBesideTheAskedFile) {
+  char tmpl[] = "/tmp/weft-pic-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  {
+    test::ScopedEnv noDot("WEFT_DOT", (dir / "no-such-dot").c_str());
+    ASSERT_EQ(findDot(), "");
+    Status s = writePicture("graph g { a -- b }\n", (dir / "topo.svg").string(), "svg");
+    EXPECT_TRUE(s.isOk()) << s.toString();
+  }
+  EXPECT_FALSE(fs::exists(dir / "topo.svg"));
+  auto text = readWholeFile((dir / "topo.dot").string());
+  ASSERT_TRUE(text.isOk()) << text.status().toString();
+  EXPECT_EQ(*text, "graph g { a -- b }\n");
+  fs::remove_all(dir);
+}
+
+TEST(PictureFiles, FormatFollowsTheExtension) {
+  EXPECT_EQ(pictureFormat("a.svg"), "svg");
+  EXPECT_EQ(pictureFormat("a.PNG"), "png");
+  EXPECT_EQ(pictureFormat("a.gv"), "dot");
+  EXPECT_EQ(pictureFormat("a"), "svg");
+}
+
+TEST(PictureFiles, BadDotTextIsAnErrorNotAnEmptyPicture) {
+  WEFT_REQUIRE_DOT();
+  auto svg = renderDot(findDot(), "graph g { a -- }\n", "svg");
+  EXPECT_FALSE(svg.isOk());
+}
+
+}  // namespace
+}  // namespace weft::tool
