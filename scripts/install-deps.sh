@@ -10,7 +10,7 @@ PKGS=(
   libibverbs-dev ibverbs-providers librdmacm-dev rdma-core
   clang libclang-rt-14-dev
   iperf3 iproute2 pciutils valgrind
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev libgloo-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do
