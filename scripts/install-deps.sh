@@ -11,7 +11,7 @@ PKGS=(
   clang libclang-rt-14-dev
   iperf3 iproute2 pciutils valgrind
   graphviz
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev libgloo-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -60,6 +60,7 @@ struct CollOptions {
   int minIters = 5;
   int maxIters = 1000;
   std::string label = "weft";
+  bool hwm = false;  // at the end, every rank prints its peak resident memory (RESULT test=hwm)
   std::chrono::seconds timeout{60};
 };
 
@@ -72,6 +73,8 @@ int collIters(const CollOptions& o, size_t bytes);
 // barriers; rank 0 prints the time per call, max over ranks (size: allreduce's buffer, allgather's
 // whole output):
 // RESULT test=coll op=OP impl=LABEL ranks=N bytes=B rep=I iters=K us=… algbw=… busbw=…
+// With o.hwm, then every rank, its VmHWM beside its buffers of the largest size (sendbuf + recvbuf):
+// RESULT test=hwm op=OP impl=LABEL ranks=N rank=R bytes=B hwm_kib=… buffers_kib=…
 int collRank(const CollOptions& o, int nranks, int rank, const weft_unique_id_t& id);
 
 // Single-thread memcpy of each size between two touched buffers (same iteration rule):

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/comm/comm_bench.h"
+#include "bench/comm/util.h"
 
 namespace weft::bench::comm {
 namespace {
@@ -20,38 +21,15 @@ constexpr const char* kUsage =
     "                            [--timeout S]\n"
     "       weft_bench_comm coll [--op allreduce|allgather] [--ranks 2,4] [--sizes 8,64K,1M,16M,64M]\n"
     "                            [--reps 3] [--bytes-per-rep 128M] [--min-iters 5] [--max-iters 1000]\n"
-    "                            [--label weft] [--memcpy 0|1] [--timeout S]\n"
+    "                            [--label weft] [--memcpy 0|1] [--hwm 0|1] [--timeout S]\n"
     "init: N-rank communicators of forked processes on this host, time of weft_comm_init_rank.\n"
     "p2p: send/recv between two ranks: 8-byte ping-pong latency, then one-way streaming bandwidth.\n"
     "     Without --rank both ranks are forked here; with --rank this process is that rank and\n"
     "     the id comes from NCCL_COMM_ID=host:port (set the same for both ranks).\n"
     "coll: allreduce (float sum) or allgather (bytes) of N forked ranks, nccl-tests' method; size is\n"
-    "      allreduce's buffer or allgather's whole output; --memcpy 1 first times a single-thread memcpy.\n"
+    "      allreduce's buffer or allgather's whole output; --memcpy 1 first times a single-thread memcpy;\n"
+    "      --hwm 1 ends with every rank's peak resident memory (VmHWM) beside its largest buffers.\n"
     "Prints `RESULT key=value ...` lines (bench/comm/run.sh makes the tables).\n";
-
-// "4M" -> 4194304; K, M, G are powers of 1024.
-size_t parseSize(const std::string& s) {
-  size_t pos = 0;
-  unsigned long long v = std::stoull(s, &pos);
-  std::string unit = s.substr(pos);
-  if (unit == "K" || unit == "k") v <<= 10;
-  else if (unit == "M" || unit == "m") v <<= 20;
-  else if (unit == "G" || unit == "g") v <<= 30;
-  else if (!unit.empty()) throw std::invalid_argument("bad size: " + s);
-  return static_cast<size_t>(v);
-}
-
-std::vector<std::string> splitCommas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string::npos) comma = s.size();
-    if (comma > start) out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
 
 // Flags after the mode, as name -> value (every flag takes a value).
 struct Flags {
@@ -131,6 +109,7 @@ int mainColl(const Flags& f) {
     else if (k == "max-iters") o.maxIters = std::stoi(v);
     else if (k == "label") o.label = v;
     else if (k == "memcpy") memcpyToo = std::stoi(v) != 0;
+    else if (k == "hwm") o.hwm = std::stoi(v) != 0;
     else if (k == "timeout") o.timeout = std::chrono::seconds(std::stoi(v));
     else throw std::invalid_argument("unknown flag --" + k);
   }

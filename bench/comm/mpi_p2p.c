@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/comm/vm_hwm.h"
+
 #define MAX_SIZES 32
 
 struct options {
@@ -140,6 +142,7 @@ struct coll_options {
   size_t bytes_per_rep;
   int min_iters;
   int max_iters;
+  int hwm; /* 1: at the end every rank prints its VmHWM (RESULT test=hwm) */
   const char* label;
 };
 
@@ -161,6 +164,7 @@ static int coll_parse(struct coll_options* o, int argc, char** argv) {
   o->bytes_per_rep = 128 * mib;
   o->min_iters = 5;
   o->max_iters = 1000;
+  o->hwm = 0;
   o->label = "mpi";
   for (int i = 2; i + 1 < argc; i += 2) {
     const char *k = argv[i], *v = argv[i + 1];
@@ -176,6 +180,7 @@ static int coll_parse(struct coll_options* o, int argc, char** argv) {
     else if (strcmp(k, "--bytes-per-rep") == 0) o->bytes_per_rep = parse_size(v);
     else if (strcmp(k, "--min-iters") == 0) o->min_iters = atoi(v);
     else if (strcmp(k, "--max-iters") == 0) o->max_iters = atoi(v);
+    else if (strcmp(k, "--hwm") == 0) o->hwm = atoi(v);
     else if (strcmp(k, "--label") == 0) o->label = v;
     else return -1;
   }
@@ -225,11 +230,22 @@ static int coll_main(int argc, char** argv, int rank, int nranks) {
   if (coll_parse(&o, argc, argv) != 0) {
     if (rank == 0)
       fprintf(stderr, "usage: mpirun -np N %s coll [--op allreduce|allgather] [--sizes 8,64K,1M,16M,64M] [--reps 3] "
-                      "[--bytes-per-rep 128M] [--min-iters 5] [--max-iters 1000] [--label mpi]\n", argv[0]);
+                      "[--bytes-per-rep 128M] [--min-iters 5] [--max-iters 1000] [--hwm 0|1] [--label mpi]\n", argv[0]);
     return 2;
   }
-  for (int i = 0; i < o.nsizes; ++i)
+  size_t largest = 0;
+  for (int i = 0; i < o.nsizes; ++i) {
     if (o.sizes[i] > (size_t)2147483647 || coll_size(&o, rank, nranks, o.sizes[i]) != 0) return 1;
+    if (o.sizes[i] > largest) largest = o.sizes[i];
+  }
+  if (o.hwm) {
+    size_t buffers = largest + (o.allreduce ? largest : largest / nranks);
+    printf("RESULT test=hwm op=%s impl=%s ranks=%d rank=%d bytes=%zu hwm_kib=%ld buffers_kib=%zu\n",
+           o.allreduce ? "allreduce" : "allgather", o.label, nranks, rank, largest, weft_bench_vm_hwm_kib(),
+           buffers / 1024);
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
   return 0;
 }
 

@@ -4,21 +4,11 @@
 #include <cstring>
 
 #include "bench/comm/comm_bench.h"
+#include "bench/comm/util.h"
+#include "bench/comm/vm_hwm.h"
 
 namespace weft::bench::comm {
 namespace {
-
-// Buffers from malloc, touched before any timing, as the MPI baseline allocates its own.
-struct Buffer {
-  explicit Buffer(size_t n) : data(static_cast<char*>(std::malloc(n == 0 ? 1 : n))), size(n) {
-    if (data != nullptr) std::memset(data, 0x5a, size);
-  }
-  ~Buffer() { std::free(data); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  char* data;
-  size_t size;
-};
 
 bool ok(weft_result_t rc, const char* what, int rank) {
   if (rc == weftSuccess) return true;
@@ -109,11 +99,6 @@ int p2pRank(const P2pOptions& o, int rank, const weft_unique_id_t& id) {
 namespace weft::bench::comm {
 namespace {
 
-// busbw as nccl-tests: allreduce algbw * 2(n-1)/n, allgather algbw * (n-1)/n.
-double busFactor(const std::string& op, int n) {
-  return op == "allreduce" ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
-}
-
 bool barrier(weft_comm_t* comm, int rank) {
   float x = 1.0f, y = 0.0f;
   return ok(weft_allreduce(&x, &y, 1, weftFloat, weftSum, comm, nullptr), "weft_allreduce (barrier)", rank);
@@ -191,6 +176,17 @@ int collRank(const CollOptions& o, int nranks, int rank, const weft_unique_id_t&
   if (!good) {
     weft_comm_abort(comm);
     return 1;
+  }
+  if (o.hwm) {
+    size_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
+    size_t buffers = largest + (o.op == "allreduce" ? largest : largest / nranks);
+    std::printf("RESULT test=hwm op=%s impl=%s ranks=%d rank=%d bytes=%zu hwm_kib=%ld buffers_kib=%zu\n", o.op.c_str(),
+                o.label.c_str(), nranks, rank, largest, weft_bench_vm_hwm_kib(), buffers / 1024);
+    std::fflush(stdout);
+    if (!barrier(comm, rank)) {
+      weft_comm_abort(comm);
+      return 1;
+    }
   }
   return ok(weft_comm_finalize(comm), "weft_comm_finalize", rank) && ok(weft_comm_destroy(comm), "weft_comm_destroy", rank)
              ? 0

@@ -5,12 +5,16 @@
 #   shm   send/recv between two processes on this host vs Open MPI's MPI_Send/MPI_Recv (vader)
 #   net   send/recv over the socket plugin between two network namespaces vs iperf3 (root only)
 #   coll  allreduce and allgather, 2 and 4 processes on this host, vs Open MPI (btl self,vader)
+#         and Gloo (TCP over loopback: gloo::allreduce/allgather, AllreduceRing, halving-doubling)
+#   mem   peak resident memory (VmHWM) of each rank of a 4-rank 256 MiB allreduce vs its buffers,
+#         weft, Open MPI and Gloo
 #
-# usage: bench/comm/run.sh [PART...]        (default: init shm net; coll only when named)
+# usage: bench/comm/run.sh [PART...]        (default: init shm net; coll and mem only when named)
 # environment: BUILD (build dir, default build), ROUNDS (alternating rounds, default 3),
 #              SIZES (default 4M,16M,64M,256M), INIT_REPS (default 7), KEEP (keep raw output dir),
 #              COLL_SIZES (default 8,64K,1M,16M,64M), COLL_BIG (extra 2-rank allreduce size, default
-#              256M; empty for none), COLL_REPS (timed reps per size, default 3)
+#              256M; empty for none), COLL_REPS (timed reps per size, default 3), MEM_SIZE (mem's
+#              allreduce size, default 256M), MEM_RANKS (default 4)
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +25,7 @@ SIZES=${SIZES:-4M,16M,64M,256M}
 INIT_REPS=${INIT_REPS:-7}
 BIN=$BUILD/bench/weft_bench_comm
 MPI_BIN=$BUILD/bench/weft_bench_comm_mpi
+GLOO_BIN=$BUILD/bench/weft_bench_comm_gloo
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(init shm net)
 
@@ -283,13 +288,22 @@ COLL_SIZES=${COLL_SIZES:-8,64K,1M,16M,64M}
 COLL_BIG=${COLL_BIG-256M}
 COLL_REPS=${COLL_REPS:-3}
 
+have_mpi() { [ -x "$MPI_BIN" ] && command -v mpirun >/dev/null; }
+have_gloo() { [ -x "$GLOO_BIN" ]; }
+
+# mpirun_coll N ARGS...: the Open MPI collective benchmark under N ranks, malloc tuned as issue 21 asks.
+mpirun_coll() {
+  local n=$1
+  shift
+  MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736 timeout 120 mpirun --allow-run-as-root --oversubscribe \
+    -np "$n" --mca btl self,vader -x MALLOC_MMAP_MAX_ -x MALLOC_TRIM_THRESHOLD_ "$MPI_BIN" coll "$@"
+}
+
 part_coll() {
-  header "collectives, N processes on one host: weft (shared memory) vs Open MPI (btl self,vader)"
-  local have_mpi=1
-  if [ ! -x "$MPI_BIN" ] || ! command -v mpirun >/dev/null; then
-    have_mpi=0
-    echo " (no Open MPI baseline: $MPI_BIN not built or mpirun missing)"
-  fi
+  header "collectives, N processes on one host: weft (shared memory) vs Open MPI (btl self,vader) and Gloo (TCP, lo)"
+  local mpi=1 gloo=1
+  have_mpi || { mpi=0; echo " (no Open MPI baseline: $MPI_BIN not built or mpirun missing)"; }
+  have_gloo || { gloo=0; echo " (no Gloo baseline: $GLOO_BIN not built; apt-get install libgloo-dev, reconfigure)"; }
   : >"$out/coll.txt"
   local op n sizes memcpy
   for op in allreduce allgather; do
@@ -301,11 +315,15 @@ part_coll() {
       fi
       retry3 timeout 120 "$BIN" coll --op $op --ranks $n --sizes "$sizes" --reps "$COLL_REPS" --memcpy $memcpy \
         --timeout 100 --label weft >>"$out/coll.txt" || echo " weft $op $n ranks failed"
-      [ $have_mpi = 1 ] || continue
-      MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736 timeout 120 mpirun --allow-run-as-root --oversubscribe \
-        -np $n --mca btl self,vader -x MALLOC_MMAP_MAX_ -x MALLOC_TRIM_THRESHOLD_ \
-        "$MPI_BIN" coll --op $op --sizes "$sizes" --reps "$COLL_REPS" --label mpi >>"$out/coll.txt" 2>"$out/mpi.err" ||
-        echo " mpi $op $n ranks failed (exit $?): $(tail -2 "$out/mpi.err" | tr '\n' ' ')"
+      if [ $mpi = 1 ]; then
+        mpirun_coll $n --op $op --sizes "$sizes" --reps "$COLL_REPS" --label mpi >>"$out/coll.txt" 2>"$out/mpi.err" ||
+          echo " mpi $op $n ranks failed (exit $?): $(tail -2 "$out/mpi.err" | tr '\n' ' ')"
+      fi
+      if [ $gloo = 1 ]; then
+        timeout 900 "$GLOO_BIN" coll --op $op --ranks $n --sizes "$sizes" --reps "$COLL_REPS" --timeout 280 \
+          --label gloo >>"$out/coll.txt" 2>"$out/gloo.err" ||
+          echo " gloo $op $n ranks failed (exit $?): $(tail -2 "$out/gloo.err" | tr '\n' ' ')"
+      fi
     done
   done
   # "impl op ranks bytes median_us" (memcpy: op and ranks "-", then median GB/s)
@@ -325,15 +343,20 @@ part_coll() {
   busbw() { awk -v op="$1" -v n="$2" -v b="$3" -v us="$4" 'BEGIN { if (us == "-") { print "-"; exit }
     f = (op == "allreduce") ? 2 * (n - 1) / n : (n - 1) / n; printf "%.2f", b / us / 1e3 * f }'; }
   echo " $(mpirun --version 2>/dev/null | head -1), mpirun -np N --mca btl self,vader with MALLOC_MMAP_MAX_=0"
-  echo " MALLOC_TRIM_THRESHOLD_=68719476736; nccl-tests' method on both sides: buffers malloc'd and touched once per"
-  echo " size, max(2, iters/5) warm-up calls, then $COLL_REPS timed reps of iters = clamp(128 MiB / size, 5, 1000) calls"
-  echo " between barriers; us = time per call, max over ranks, median of the reps; size = allreduce's buffer (float"
-  echo " sum) or allgather's whole output (bytes); busbw: allreduce algbw*2(n-1)/n, allgather algbw*(n-1)/n"
-  echo " ratio: busbw weft/MPI (8 B: latency MPI/weft); memcpy: single-thread memcpy of the size, GB/s"
+  echo " MALLOC_TRIM_THRESHOLD_=68719476736; Gloo $(dpkg-query -W -f='${Version}' libgloo-dev 2>/dev/null) (Debian libgloo-dev),"
+  echo " N forked ranks, TCP transport on lo, FileStore rendezvous, a fresh context per algorithm: Gloo = gloo::allreduce"
+  echo " or gloo::allgather (default algorithm, separate buffers), ring = AllreduceRing (in place) or AllgatherRing,"
+  echo " HD = AllreduceHalvingDoubling (in place). nccl-tests' method on all sides: buffers malloc'd and touched once"
+  echo " per size, max(2, iters/5) warm-up calls, then $COLL_REPS timed reps of iters = clamp(128 MiB / size, 5, 1000) calls"
+  echo " between barriers (Gloo: iters cut to about 1 s per rep, at least 5); us = time per call, max over ranks, median"
+  echo " of the reps; size = allreduce's buffer (float sum) or allgather's whole output (bytes); busbw: allreduce"
+  echo " algbw*2(n-1)/n, allgather algbw*(n-1)/n; best = the baseline with the highest busbw; ratio: busbw weft/best"
+  echo " (8 B: latency MPI/weft); memcpy: single-thread memcpy of the size, GB/s"
   echo
-  printf " %-9s %5s %8s %10s %10s %10s %10s %6s %-16s %-4s %8s\n" op ranks size "weft us" "weft busbw" "MPI us" \
-    "MPI busbw" ratio target "" memcpy
-  local b wu mu wb mb rt tgt ok mc
+  local fmtline=" %-9s %5s %8s %10s %10s %10s %10s %10s %7s %7s %-6s %6s %-11s %-4s %7s\n"
+  # shellcheck disable=SC2059
+  printf "$fmtline" op ranks size "weft us" "MPI us" "Gloo us" "ring us" "HD us" "weft bw" "best bw" "(of)" ratio target "" memcpy
+  local b wu mu gu ru hu wb bb bi rt tgt ok mc
   for op in allreduce allgather; do
     for n in 2 4; do
       sizes=$COLL_SIZES
@@ -341,23 +364,88 @@ part_coll() {
       for b in $(SIZES=$sizes bytes_list); do
         wu=$(cl weft $op $n "$b")
         mu=$(cl mpi $op $n "$b")
+        gu=$(cl gloo $op $n "$b")
+        ru=$(cl gloo-ring $op $n "$b")
+        hu=$(cl gloo-hd $op $n "$b")
         wb=$(busbw $op $n "$b" "$wu")
-        mb=$(busbw $op $n "$b" "$mu")
+        # the fastest baseline (lowest us = highest busbw at the same size)
+        read -r bi bu < <(awk -v m="$mu" -v g="$gu" -v r="$ru" -v h="$hu" 'BEGIN {
+          split("MPI Gloo ring HD", name, " "); split(m " " g " " r " " h, us, " "); best = "-"; bu = "-"
+          for (i = 1; i <= 4; i++) if (us[i] != "-" && (bu == "-" || us[i] + 0 < bu + 0)) { best = name[i]; bu = us[i] }
+          print best, bu }')
+        bb=$(busbw $op $n "$b" "$bu")
         mc=$(cl memcpy - - "$b")
         mc=$(awk -v b="$b" -v us="$mc" 'BEGIN { if (us == "-") print "-"; else printf "%.2f", b / us / 1e3 }')
         if [ "$b" -le 64 ]; then
           rt=$(ratio "$mu" "$wu") tgt="lat >= 0.83" ok=$(verdict "$rt" ">=" 0.83)
         elif [ "$b" -lt 1048576 ]; then
-          rt=$(ratio "$wb" "$mb") tgt=">= 0.90" ok=$(verdict "$rt" ">=" 0.9)
+          rt=$(ratio "$wb" "$bb") tgt=">= 0.90" ok=$(verdict "$rt" ">=" 0.9)
         else
-          rt=$(ratio "$wb" "$mb") tgt=">= 1.00" ok=$(verdict "$rt" ">=" 1.0)
+          rt=$(ratio "$wb" "$bb") tgt=">= 1.00" ok=$(verdict "$rt" ">=" 1.0)
         fi
-        printf " %-9s %5s %8s %10s %10s %10s %10s %6s %-16s %-4s %8s\n" $op $n "$(human "$b")" "$(fmt 2 "$wu")" "$wb" \
-          "$(fmt 2 "$mu")" "$mb" "$rt" "$tgt" "$ok" "$mc"
+        # shellcheck disable=SC2059
+        printf "$fmtline" $op $n "$(human "$b")" "$(fmt 2 "$wu")" "$(fmt 2 "$mu")" "$(fmt 2 "$gu")" "$(fmt 2 "$ru")" \
+          "$(fmt 2 "$hu")" "$wb" "$bb" "($bi)" "$rt" "$tgt" "$ok" "$mc"
       done
     done
   done
-  echo " (8 B target: weft latency <= 1.2x MPI, i.e. MPI/weft >= 0.83)"
+  echo " weft bw, best bw (of): busbw GB/s of weft and of the best baseline. Targets: 8 B latency <= 1.2x Open MPI's"
+  echo " (MPI/weft >= 0.83); busbw >= 0.9x the best baseline from 64 KiB, >= 1.0x from 1 MiB"
+}
+
+# ---------------------------------------------------------------------------------------------
+MEM_SIZE=${MEM_SIZE:-256M}
+MEM_RANKS=${MEM_RANKS:-4}
+
+part_mem() {
+  header "peak resident memory (VmHWM) per rank: $MEM_RANKS-rank float allreduce of $(human "$(SIZES=$MEM_SIZE bytes_list)"), vs its buffers"
+  local common=(--op allreduce --sizes "$MEM_SIZE" --reps 1 --min-iters 2 --hwm 1)
+  : >"$out/mem.txt"
+  retry3 timeout 300 "$BIN" coll --ranks "$MEM_RANKS" "${common[@]}" --timeout 280 --label weft >>"$out/mem.txt" ||
+    echo " weft failed"
+  if have_mpi; then
+    mpirun_coll "$MEM_RANKS" "${common[@]}" --label mpi >>"$out/mem.txt" 2>"$out/mpi.err" ||
+      echo " mpi failed (exit $?): $(tail -2 "$out/mpi.err" | tr '\n' ' ')"
+    timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$MEM_RANKS" --mca btl self,vader "$MPI_BIN" coll \
+      "${common[@]}" --label mpi-plain >>"$out/mem.txt" 2>"$out/mpi.err" ||
+      echo " mpi-plain failed (exit $?): $(tail -2 "$out/mpi.err" | tr '\n' ' ')"
+  else
+    echo " (no Open MPI baseline)"
+  fi
+  if have_gloo; then
+    timeout 900 "$GLOO_BIN" coll --ranks "$MEM_RANKS" "${common[@]}" --algos default,ring,hd --timeout 280 \
+      --label gloo >>"$out/mem.txt" 2>"$out/gloo.err" || echo " gloo failed (exit $?): $(tail -2 "$out/gloo.err" | tr '\n' ' ')"
+  else
+    echo " (no Gloo baseline)"
+  fi
+  echo " each rank: malloc'd send and receive buffers touched once, 2 warm-up calls (Gloo 3) and 2 timed ones, then"
+  echo " VmHWM from /proc/self/status (binary, libraries and every shared-memory page the rank touched included);"
+  echo " buffers = sendbuf + recvbuf of one rank; MPI: tuned malloc as in coll, mpi-plain: without it; Gloo: as in"
+  echo " coll (gloo = gloo::allreduce, ring and HD in place but still given both buffers: the same 2 x size malloc'd)"
+  echo
+  local fmtline=" %-10s %10s %10s %10s %10s %10s %11s %6s %-8s %s\n"
+  # shellcheck disable=SC2059
+  printf "$fmtline" impl "rank0 MiB" "rank1 MiB" "rank2 MiB" "rank3 MiB" "max MiB" "buffers MiB" ratio target ""
+  local impl
+  for impl in weft mpi mpi-plain gloo gloo-ring gloo-hd; do
+    grep -q "impl=$impl " "$out/mem.txt" || continue
+    local row
+    row=$(awk -v want="$impl" '/^RESULT test=hwm / {
+        delete f
+        for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+        if (f["impl"] != want) next
+        hwm[f["rank"]] = f["hwm_kib"] / 1024; buf = f["buffers_kib"] / 1024
+        if (f["hwm_kib"] / 1024 > max) max = f["hwm_kib"] / 1024
+      }
+      END { for (r = 0; r < 4; r++) printf "%s ", (r in hwm) ? sprintf("%.1f", hwm[r]) : "-"
+        printf "%.1f %.0f %.2f\n", max, buf, max / buf }' "$out/mem.txt")
+    local r0 r1 r2 r3 mx bf rt tgt="" ok=""
+    read -r r0 r1 r2 r3 mx bf rt <<<"$row"
+    [ "$impl" = weft ] && tgt="<= 2.00" && ok=$(verdict "$rt" "<=" 2.0)
+    # shellcheck disable=SC2059
+    printf "$fmtline" "$impl" "$r0" "$r1" "$r2" "$r3" "$mx" "$bf" "$rt" "$tgt" "$ok"
+  done
+  echo " ratio: max over ranks of VmHWM / buffers; target (issue 21): weft <= 2x its buffers"
 }
 
 for p in "${parts[@]}"; do
@@ -366,6 +454,7 @@ for p in "${parts[@]}"; do
     shm) part_shm ;;
     net) part_net ;;
     coll) part_coll ;;
-    *) echo "unknown part: $p (init, shm, net, coll)" >&2; exit 2 ;;
+    mem) part_mem ;;
+    *) echo "unknown part: $p (init, shm, net, coll, mem)" >&2; exit 2 ;;
   esac
 done
