@@ -113,8 +113,16 @@ std::vector<SettingDef> featureRows() {
       {.name = "NCCL_PROTO", .type = Type::kProtoList, .defaultValue = "",
        .doc = "Protocols allowed, per collective (unset: all; LL128 where NCCL enables it)", .module = "tune"},
       {.name = "NCCL_TUNER_PLUGIN", .type = Type::kString, .defaultValue = "",
-       .doc = "Tuner plugin name or file (unset: the net plugin's library; none: no tuner plugin)",
+       .doc = "Tuner plugin name or file (NAME, libnccl-tuner-NAME.so or path; unset: libnccl-tuner.so, then "
+              "the net plugin's library; none: no tuner plugin; weft: weft's YAML rule tuner)",
        .module = "plugin"},
+      {.name = "WEFT_TUNER_FALLBACK", .type = Type::kEnum, .defaultValue = "allow",
+       .doc = "allow: a tuner plugin that is not found, has no known symbol or fails init is dropped with a "
+              "WARN; deny: fail",
+       .module = "plugin", .choices = {"allow", "deny"}},
+      {.name = "WEFT_TUNER_RULES_FILE", .type = Type::kString, .defaultValue = "",
+       .doc = "YAML file whose TUNER_RULES list the weft tuner plugin reads (unset: the YAML policy file)",
+       .module = "plugins/tuner-yaml"},
   };
 }
 
