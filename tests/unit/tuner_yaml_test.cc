@@ -1,0 +1,233 @@
+// weft's YAML rule tuner: the rule parser and its errors, matching and applying, the policy
+// loader's check of TUNER_RULES, and the built libnccl-tuner-weft.so through weft's loader.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/config/sources.h"
+#include "core/plugin/tuner_loader.h"
+#include "plugins/tuner-yaml/rules.h"
+#include "tests/support/scoped_env.h"
+#include "tests/unit/plugin_test_support.h"
+
+namespace weft::tuneryaml {
+namespace {
+
+std::vector<Rule> parse(const std::string& yaml, std::string* err = nullptr) {
+  std::vector<Rule> rules;
+  std::string e = parseRulesDocument(yaml, "weft.yaml", rules);
+  if (err != nullptr) *err = e;
+  else EXPECT_EQ(e, "");
+  return rules;
+}
+
+std::string errorOf(const std::string& yaml) {
+  std::string e;
+  parse(yaml, &e);
+  return e;
+}
+
+TEST(TunerYamlBytes, BinaryUnitsAndPlainCounts) {
+  uint64_t v = 0;
+  EXPECT_TRUE(parseBytes("64K", v));
+  EXPECT_EQ(v, 65536u);
+  EXPECT_TRUE(parseBytes("1m", v));
+  EXPECT_EQ(v, 1u << 20);
+  EXPECT_TRUE(parseBytes("2G", v));
+  EXPECT_EQ(v, 2ull << 30);
+  EXPECT_TRUE(parseBytes("4096", v));
+  EXPECT_EQ(v, 4096u);
+  EXPECT_FALSE(parseBytes("", v));
+  EXPECT_FALSE(parseBytes("K", v));
+  EXPECT_FALSE(parseBytes("1.5M", v));
+  EXPECT_FALSE(parseBytes("-1", v));
+  EXPECT_FALSE(parseBytes("99999999999999999T", v));
+}
+
+TEST(TunerYamlRules, EveryMatchAndActionForm) {
+  auto rules = parse(
+      "NCCL_DEBUG: WARN\n"
+      "TUNER_RULES:\n"
+      "  - {coll: allreduce, size: 0-64K, nodes: 2-, ranks: -64, arch: hopper, algo: tree, proto: ll}\n"
+      "  - coll: [AllGather, reduce_scatter]\n"
+      "    size: 1M-\n"
+      "    arch: [90, blackwell]\n"
+      "    channels: 16\n"
+      "  - {size: 8, proto: Simple}\n");
+  ASSERT_EQ(rules.size(), 3u);
+  const Rule& a = rules[0];
+  EXPECT_EQ(a.where, "weft.yaml:3");
+  EXPECT_EQ(a.collMask, 1u << 4);
+  EXPECT_EQ(a.bytes.min, 0u);
+  EXPECT_EQ(a.bytes.max, 65536u);
+  EXPECT_EQ(a.nodes.min, 2u);
+  EXPECT_EQ(a.nodes.max, UINT64_MAX);
+  EXPECT_EQ(a.ranks.max, 64u);
+  EXPECT_EQ(a.archs, std::vector<int>{90});
+  EXPECT_EQ(a.algo, 0);
+  EXPECT_EQ(a.proto, 0);
+  EXPECT_EQ(rules[1].where, "weft.yaml:4");
+  EXPECT_EQ(rules[1].collMask, (1u << 2) | (1u << 3));
+  EXPECT_EQ(rules[1].bytes.min, 1u << 20);
+  EXPECT_EQ(rules[1].archs, (std::vector<int>{90, 100}));
+  EXPECT_EQ(rules[1].channels, 16);
+  EXPECT_EQ(rules[1].algo, -1);
+  EXPECT_EQ(rules[2].collMask, 0x1fu);
+  EXPECT_EQ(rules[2].bytes.min, 8u);
+  EXPECT_EQ(rules[2].bytes.max, 8u);
+  EXPECT_EQ(rules[2].proto, 2);
+}
+
+TEST(TunerYamlRules, ErrorsNameFileLineKeyAndTheExpectedForm) {
+  EXPECT_EQ(errorOf("TUNER_RULES:\n  - {coll: allreduce, algo: bogus}\n"),
+            "weft.yaml:2: algo: bad value \"bogus\"; expected one of Tree, Ring, CollNetDirect, CollNetChain, NVLS, "
+            "NVLSTree, PAT");
+  EXPECT_EQ(errorOf("TUNER_RULES:\n  - {algo: ring}\n  - {coll: allreduce, size: 64Q-1M, algo: ring}\n"),
+            "weft.yaml:3: size: bad value \"64Q-1M\"; expected bytes as N, A-B, A- or -B with K/M/G/T units (0-64K)");
+  EXPECT_NE(errorOf("TUNER_RULES:\n  - {coll: allreduce}\n").find("weft.yaml:2: the rule sets nothing"),
+            std::string::npos);
+  EXPECT_NE(errorOf("TUNER_RULES:\n  - {colll: allreduce, algo: ring}\n").find("unknown rule key \"colll\""),
+            std::string::npos);
+  EXPECT_NE(errorOf("TUNER_RULES:\n  - {coll: alltoall, algo: ring}\n").find("unknown collective \"alltoall\""),
+            std::string::npos);
+  EXPECT_NE(errorOf("TUNER_RULES: {algo: ring}\n").find("weft.yaml:1: TUNER_RULES: expected a list"), std::string::npos);
+  EXPECT_NE(errorOf("TUNER_RULES:\n  - {algo: ring, algo: tree}\n").find("duplicate rule key algo"), std::string::npos);
+  EXPECT_NE(errorOf("TUNER_RULES:\n  - {size: 1M-64K, algo: ring}\n").find("size: bad value"), std::string::npos);
+  EXPECT_NE(errorOf("TUNER_RULES:\n  - {channels: 65}\n").find("1 to 64"), std::string::npos);
+  EXPECT_NE(errorOf("TUNER_RULES:\n  - {arch: pascal9, algo: ring}\n").find("unknown architecture"), std::string::npos);
+  EXPECT_NE(errorOf("TUNER_RULES:\n  - [1, 2]\n").find("weft.yaml:2: a rule must be a map"), std::string::npos);
+  EXPECT_NE(errorOf("TUNER_RULES: [\n").find("weft.yaml:"), std::string::npos);
+}
+
+TEST(TunerYamlRules, FirstMatchWinsWithInclusiveRanges) {
+  auto rules = parse(
+      "TUNER_RULES:\n"
+      "  - {coll: allreduce, size: 0-64K, algo: tree}\n"
+      "  - {coll: allreduce, size: 64K-, nodes: 2-4, algo: ring}\n"
+      "  - {arch: 90, proto: ll128}\n"
+      "  - {algo: pat}\n");
+  auto at = [&](Query q) { const Rule* r = firstMatch(rules, q); return r ? r->where : std::string("none"); };
+  EXPECT_EQ(at({.coll = 4, .bytes = 65536, .nRanks = 8, .nNodes = 1}), "weft.yaml:2");  // inclusive, first wins
+  EXPECT_EQ(at({.coll = 4, .bytes = 65537, .nRanks = 8, .nNodes = 4}), "weft.yaml:3");
+  EXPECT_EQ(at({.coll = 4, .bytes = 65537, .nRanks = 8, .nNodes = 5, .arch = 90}), "weft.yaml:4");
+  EXPECT_EQ(at({.coll = 4, .bytes = 65537, .nRanks = 8, .nNodes = 5, .arch = 0}), "weft.yaml:5") << "unknown arch";
+  EXPECT_EQ(at({.coll = 7, .bytes = 1}), "none") << "not a modelled collective";
+}
+
+TEST(TunerYamlRules, ApplyZeroesTheCheapestAllowedCellAndNeverAnIgnoredOne) {
+  float t[21];
+  for (float& x : t) x = -1.0f;
+  t[0] = 9.0f;  // Tree/LL
+  t[2] = 5.0f;  // Tree/Simple
+  t[3] = 7.0f;  // Ring/LL
+  int ch = 0;
+  Rule tree;
+  tree.algo = 0;
+  EXPECT_TRUE(applyRule(tree, t, &ch));
+  EXPECT_EQ(t[2], 0.0f) << "Tree's cheapest protocol";
+  EXPECT_EQ(t[0], 9.0f);
+  Rule ll;
+  ll.proto = 0;
+  ll.channels = 3;
+  t[2] = 5.0f;
+  EXPECT_TRUE(applyRule(ll, t, &ch));
+  EXPECT_EQ(t[3], 0.0f) << "LL's cheapest algorithm";
+  EXPECT_EQ(ch, 3);
+  Rule nvls;
+  nvls.algo = 4;
+  nvls.proto = 2;
+  EXPECT_FALSE(applyRule(nvls, t, &ch));
+  EXPECT_EQ(t[14], -1.0f);
+}
+
+TEST(TunerYamlPolicy, WeftsPolicyLoaderChecksTunerRules) {
+  auto ok = config::parseYamlPolicy("NCCL_ALGO: Ring\nTUNER_RULES:\n  - {coll: allreduce, algo: tree}\n", "p.yaml");
+  EXPECT_TRUE(ok.isOk()) << ok.status().toString();
+  auto bad = config::parseYamlPolicy("NCCL_ALGO: Ring\nTUNER_RULES:\n  - {coll: allreduce, proto: LL256}\n", "p.yaml");
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("p.yaml:3: proto: bad value \"LL256\""), std::string::npos)
+      << bad.status().message();
+}
+
+// The built plugin, loaded by weft's tuner loader.
+class TunerYamlPlugin : public test::PluginLogTest {
+ protected:
+  std::string writeRules(const std::string& text) {
+    std::string path = ::testing::TempDir() + "/weft-tuner-rules-" + std::to_string(getpid()) + ".yaml";
+    std::ofstream(path) << text;
+    files_.push_back(path);
+    return path;
+  }
+  void TearDown() override {
+    for (const std::string& f : files_) std::remove(f.c_str());
+    PluginLogTest::TearDown();
+  }
+  Result<std::unique_ptr<plugin::TunerInstance>> init(size_t nRanks, size_t nNodes) {
+    plugin::TunerLoad l =
+        plugin::loadTunerPlugin(std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-tuner-weft.so", "environment", {});
+    EXPECT_TRUE(l.tuner) << l.failure.toString();
+    if (!l.tuner) return internalError("not loaded");
+    EXPECT_EQ(l.tuner->abiVersion(), 5);
+    plugin::TunerInitArgs a;
+    a.nRanks = nRanks;
+    a.nNodes = nNodes;
+    a.constants = &constants_;
+    return plugin::initTuner(l.tuner, a);
+  }
+  std::vector<std::string> files_;
+  weft_tuner_constants_v5_t constants_{};
+};
+
+TEST_F(TunerYamlPlugin, FiresTheFirstMatchingRuleAndLogsItsLine) {
+  std::string path = writeRules(
+      "TUNER_RULES:\n"
+      "  - {coll: allreduce, size: 0-64K, nodes: 2-, algo: tree, proto: ll, channels: 2}\n"
+      "  - {coll: allreduce, algo: ring}\n");
+  test::ScopedEnv env("WEFT_TUNER_RULES_FILE", path.c_str());
+  test::ScopedEnv arch("WEFT_TUNER_GPU_ARCH", "90");
+  auto t = init(16, 2);
+  ASSERT_TRUE(t.isOk()) << t.status().toString();
+  float c[21];
+  for (float& x : c) x = -1.0f;
+  for (int i = 0; i < 6; ++i) c[i] = 20.0f;
+  int ch = 0;
+  ASSERT_TRUE((*t)->getCollInfo({.func = 4, .bytes = 4096}, c, &ch).isOk());
+  EXPECT_EQ(c[0], 0.0f);
+  EXPECT_EQ(ch, 2);
+  EXPECT_EQ(linesWith("TUNER/weft: AllReduce 4096 bytes: rule " + path + ":2 -> algo Tree proto LL channels 2").size(),
+            1u);
+  for (int i = 0; i < 6; ++i) c[i] = 20.0f;
+  c[5] = 10.0f;
+  ASSERT_TRUE((*t)->getCollInfo({.func = 4, .bytes = 1 << 20}, c, &ch).isOk());
+  EXPECT_EQ(c[5], 0.0f) << "Ring's cheapest protocol";
+  EXPECT_EQ(c[3], 20.0f);
+  EXPECT_EQ(linesWith("rule " + path + ":3").size(), 1u);
+  EXPECT_EQ(linesWith("TUNER/weft: 2 rules from " + path).size(), 1u);
+}
+
+TEST_F(TunerYamlPlugin, BadRulesFailInitWithFileAndLine) {
+  std::string path = writeRules("TUNER_RULES:\n  - {coll: allreduce, size: lots, algo: tree}\n");
+  test::ScopedEnv env("WEFT_TUNER_RULES_FILE", path.c_str());
+  expectWarn(path + ":2: size: bad value \"lots\"");
+  auto t = init(8, 1);
+  ASSERT_FALSE(t.isOk());
+  EXPECT_EQ(t.status().code(), Code::kInvalidUsage);
+}
+
+TEST_F(TunerYamlPlugin, NoRulesFileChangesNothing) {
+  test::ScopedEnv env("WEFT_CONFIG", "");
+  test::ScopedEnv home("HOME", "/nonexistent");
+  auto t = init(8, 1);
+  ASSERT_TRUE(t.isOk()) << t.status().toString();
+  float c[21];
+  for (float& x : c) x = 3.0f;
+  int ch = 0;
+  ASSERT_TRUE((*t)->getCollInfo({.func = 4, .bytes = 8}, c, &ch).isOk());
+  for (float x : c) EXPECT_EQ(x, 3.0f);
+  EXPECT_EQ(linesWith("TUNER/weft: no rules file").size(), 1u);
+}
+
+}  // namespace
+}  // namespace weft::tuneryaml
