@@ -16,6 +16,7 @@ namespace {
 constexpr int kCells = tune::kNumAlgorithms * tune::kNumProtocols;
 // NCCL's pick starts from 3600000000 µs: a cell at or above it is never chosen.
 constexpr float kNeverPicked = 3600000000.0f;
+constexpr int kMaxChannels = 64;  // MAXCHANNELS in NCCL 2.28
 
 enum WarnKind : unsigned {
   kWarnDisabledCell = 1u << 0,
@@ -109,8 +110,10 @@ Status TunerInstance::getCollInfo(const tune::CollQuery& q, float* cost, int* nC
              funcName(q.func), q.bytes, channels);
     channels = 0;
   }
-  // NCCL's scheduler clamps a task's channels to the communicator's: the same, done here.
-  if (maxChannels_ > 0 && channels > maxChannels_) channels = maxChannels_;
+  // NCCL's scheduler clamps a task's channels to the communicator's: the same, done here
+  // (MAXCHANNELS when the caller did not say).
+  const int limit = maxChannels_ > 0 ? maxChannels_ : kMaxChannels;
+  if (channels > limit) channels = limit;
   *nChannels = channels;
   return Status::ok();
 }
@@ -131,7 +134,7 @@ Result<std::unique_ptr<TunerInstance>> selectTuner(const config::Settings& setti
   exportPluginEnvironment(settings);  // WEFT_TUNER_RULES_FILE etc. set by the YAML policy
   std::string setBy;
   if (settings.isSet("NCCL_TUNER_PLUGIN")) {
-    const config::Value& v = settings.history("NCCL_TUNER_PLUGIN").front();
+    const config::Value v = settings.history("NCCL_TUNER_PLUGIN").front();  // history() is a copy
     setBy = v.source == config::Source::kEnv ? "environment" : v.where;  // NCCL's wording for the environment
   }
   TunerLoad load = loadTunerPlugin(settings.string("NCCL_TUNER_PLUGIN"), setBy, options);

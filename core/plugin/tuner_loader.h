@@ -83,7 +83,7 @@ struct TunerInitArgs {
   size_t nNodes = 1;
   weft_nvl_domain_info_v5_t nvlDomain{};
   weft_tuner_constants_v5_t* constants = nullptr;
-  int maxChannels = 0;  // 0: no clamp
+  int maxChannels = 0;  // 0: NCCL's MAXCHANNELS (64)
 };
 
 // An initialised tuner for one communicator: the hook the cost model calls. finalize runs on

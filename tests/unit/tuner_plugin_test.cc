@@ -330,6 +330,12 @@ TEST_F(TunerTest, ChannelsOutOfRangeAreKeptOrClamped) {
   ASSERT_TRUE(many);
   ASSERT_TRUE(many->getCollInfo({.func = 4, .bytes = 64}, tb.c, &ch).isOk());
   EXPECT_EQ(ch, 32) << "clamped to the communicator's channels, as NCCL's scheduler does";
+  TunerInitArgs unbounded = args();
+  unbounded.maxChannels = 0;
+  auto many64 = initTuner(loadTunerPlugin("manychannels", "environment", options()).tuner, unbounded);
+  ASSERT_TRUE(many64.isOk());
+  ASSERT_TRUE((*many64)->getCollInfo({.func = 4, .bytes = 64}, tb.c, &ch).isOk());
+  EXPECT_EQ(ch, 64) << "NCCL's MAXCHANNELS when the caller gives no channel count";
 }
 
 TEST_F(TunerTest, SelectAppliesTheFallbackPolicy) {

@@ -207,6 +207,49 @@ TEST_F(TunerYamlPlugin, FiresTheFirstMatchingRuleAndLogsItsLine) {
   EXPECT_EQ(linesWith("TUNER/weft: 2 rules from " + path).size(), 1u);
 }
 
+TEST_F(TunerYamlPlugin, AnOfflineRecorderSeesWhichRuleFired) {
+  // How `weft tune --explain` learns the rule: the plugin logs through weft's logger, whose
+  // per-thread recorder keeps TUNING lines whatever NCCL_DEBUG says.
+  std::string path = writeRules("TUNER_RULES:\n  - {coll: broadcast, proto: simple}\n");
+  test::ScopedEnv env("WEFT_TUNER_RULES_FILE", path.c_str());
+  auto t = init(8, 1);
+  ASSERT_TRUE(t.isOk()) << t.status().toString();
+  log::Logger& logger = log::processLogger();
+  log::Options quiet = logger.options();
+  log::Options saved = quiet;
+  quiet.level = log::Level::kNone;
+  logger.setOptions(quiet);
+  std::vector<std::string> lines;
+  float c[21];
+  for (float& x : c) x = 5.0f;
+  int ch = 0;
+  {
+    log::ScopedRecorder recorder(&lines, log::kTuning);
+    ASSERT_TRUE((*t)->getCollInfo({.func = 0, .bytes = 100}, c, &ch).isOk());
+  }
+  logger.setOptions(saved);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "TUNER/weft: Broadcast 100 bytes: rule " + path + ":2 -> algo - proto Simple channels 0");
+}
+
+TEST_F(TunerYamlPlugin, RulesFileFromThePolicyReachesThePlugin) {
+  // WEFT_TUNER_RULES_FILE set in the YAML policy (not the environment) is exported to the
+  // plugin by selectTuner, as the net plugins' settings are.
+  std::string path = writeRules("TUNER_RULES:\n  - {algo: tree}\n");
+  ASSERT_EQ(std::getenv("WEFT_TUNER_RULES_FILE"), nullptr);
+  config::Settings s;
+  ASSERT_TRUE(s.set("NCCL_TUNER_PLUGIN", std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-tuner-weft.so",
+                    config::Source::kEnv).isOk());
+  ASSERT_TRUE(s.set("WEFT_TUNER_RULES_FILE", path, config::Source::kYaml).isOk());
+  plugin::TunerInitArgs a;
+  a.constants = &constants_;
+  auto t = plugin::selectTuner(s, a, {});
+  unsetenv("WEFT_TUNER_RULES_FILE");
+  ASSERT_TRUE(t.isOk()) << t.status().toString();
+  ASSERT_TRUE(*t);
+  EXPECT_EQ(linesWith("TUNER/weft: 1 rule from " + path).size(), 1u);
+}
+
 TEST_F(TunerYamlPlugin, BadRulesFailInitWithFileAndLine) {
   std::string path = writeRules("TUNER_RULES:\n  - {coll: allreduce, size: lots, algo: tree}\n");
   test::ScopedEnv env("WEFT_TUNER_RULES_FILE", path.c_str());
