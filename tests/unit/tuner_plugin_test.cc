@@ -366,6 +366,19 @@ TEST_F(TunerTest, SelectAppliesTheFallbackPolicy) {
   EXPECT_EQ((*good)->plugin().abiVersion(), 4);
 }
 
+TEST_F(TunerTest, TheLibraryClosesAfterTheLastCommunicator) {
+  const std::string path = fakeTuner("negchannels");  // loaded by no other test of this process
+  {
+    auto t = instance("negchannels");
+    ASSERT_TRUE(t);
+    void* probe = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    EXPECT_NE(probe, nullptr) << "loaded while a communicator uses it";
+    if (probe != nullptr) dlclose(probe);
+  }
+  EXPECT_EQ(dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr) << "still loaded after finalize";
+  EXPECT_EQ(linesWith("TUNER/Plugin: Closing tuner: 'negchannels'").size(), 1u);
+}
+
 TEST_F(TunerTest, OneLibraryIsSharedAcrossCommunicators) {
   TunerLoad a = loadTunerPlugin("fakev5", "environment", options());
   TunerLoad b = loadTunerPlugin(fakeTuner("fakev5"), "environment", options());
