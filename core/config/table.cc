@@ -121,7 +121,11 @@ std::vector<SettingDef> featureRows() {
               "WARN; deny: fail",
        .module = "plugin", .choices = {"allow", "deny"}},
       {.name = "WEFT_TUNER_RULES_FILE", .type = Type::kString, .defaultValue = "",
-       .doc = "YAML file whose TUNER_RULES list the weft tuner plugin reads (unset: the YAML policy file)",
+       .doc = "YAML file whose TUNER_RULES list the weft tuner plugin reads (unset: NCCL_TUNER_CONFIG_FILE, "
+              "then the YAML policy file)",
+       .module = "plugins/tuner-yaml"},
+      {.name = "NCCL_TUNER_CONFIG_FILE", .type = Type::kString, .defaultValue = "",
+       .doc = "NVIDIA ext-tuner CSV rule file (nccl_tuner.conf format), read by the weft tuner plugin when set",
        .module = "plugins/tuner-yaml"},
   };
 }

@@ -48,14 +48,22 @@ bool readFile(const std::string& path, std::string& text) {
   return true;
 }
 
-// Where the rules are: WEFT_TUNER_RULES_FILE, else weft's policy file as weft finds it
-// ($WEFT_CONFIG, ~/.config/weft/weft.yaml, /etc/weft.yaml). `required`: a named file must exist.
-std::vector<std::pair<std::string, bool>> ruleFiles() {
-  std::vector<std::pair<std::string, bool>> out;
-  if (std::string f = envOr("WEFT_TUNER_RULES_FILE"); !f.empty()) return {{f, true}};
-  if (std::string f = envOr("WEFT_CONFIG"); !f.empty()) return {{f, true}};
-  if (std::string home = envOr("HOME"); !home.empty()) out.push_back({home + "/.config/weft/weft.yaml", false});
-  out.push_back({"/etc/weft.yaml", false});
+struct RuleFile {
+  std::string path;
+  bool required;  // named by a variable: it must exist
+  bool csv;       // NVIDIA's ext-tuner format
+};
+
+// Where the rules are: WEFT_TUNER_RULES_FILE (YAML), else NCCL_TUNER_CONFIG_FILE (ext-tuner
+// CSV; only when set, not its default ./nccl_tuner.conf), else weft's policy file as weft
+// finds it ($WEFT_CONFIG, ~/.config/weft/weft.yaml, /etc/weft.yaml).
+std::vector<RuleFile> ruleFiles() {
+  if (std::string f = envOr("WEFT_TUNER_RULES_FILE"); !f.empty()) return {{f, true, false}};
+  if (std::string f = envOr("NCCL_TUNER_CONFIG_FILE"); !f.empty()) return {{f, true, true}};
+  if (std::string f = envOr("WEFT_CONFIG"); !f.empty()) return {{f, true, false}};
+  std::vector<RuleFile> out;
+  if (std::string home = envOr("HOME"); !home.empty()) out.push_back({home + "/.config/weft/weft.yaml", false, false});
+  out.push_back({"/etc/weft.yaml", false, false});
   return out;
 }
 
@@ -81,14 +89,15 @@ int detectArch() {
 }
 
 weft_result_t load(Context& c) {
-  for (const auto& [path, required] : ruleFiles()) {
+  for (const RuleFile& f : ruleFiles()) {
+    const std::string& path = f.path;
     std::string text;
     if (!readFile(path, text)) {
-      if (!required) continue;
+      if (!f.required) continue;
       TUNER_LOG(&c, WEFT_LOG_WARN, "TUNER/weft: cannot read %s", path.c_str());
       return weftInvalidUsage;
     }
-    std::string err = parseRulesDocument(text, path, c.rules);
+    std::string err = f.csv ? parseCsvRules(text, path, c.rules) : parseRulesDocument(text, path, c.rules);
     if (!err.empty()) {
       TUNER_LOG(&c, WEFT_LOG_WARN, "TUNER/weft: %s", err.c_str());
       return weftInvalidUsage;
@@ -98,8 +107,8 @@ weft_result_t load(Context& c) {
               c.rules.size() == 1 ? "" : "s", path.c_str(), c.nRanks, c.nNodes, c.arch);
     return weftSuccess;
   }
-  TUNER_LOG(&c, WEFT_LOG_INFO, "TUNER/weft: no rules file (WEFT_TUNER_RULES_FILE, WEFT_CONFIG, ~/.config/weft/weft.yaml, "
-                               "/etc/weft.yaml): NCCL's model decides");
+  TUNER_LOG(&c, WEFT_LOG_INFO, "TUNER/weft: no rules file (WEFT_TUNER_RULES_FILE, NCCL_TUNER_CONFIG_FILE, WEFT_CONFIG, "
+                               "~/.config/weft/weft.yaml, /etc/weft.yaml): NCCL's model decides");
   return weftSuccess;
 }
 
@@ -128,13 +137,14 @@ weft_result_t initCommon(void** ctx, size_t nRanks, size_t nNodes, weft_debug_lo
   });
 }
 
-weft_result_t getCollInfo(void* ctx, weft_func_t coll, size_t nBytes, int, float** costTable, int numAlgo,
-                          int numProto, int, int* nChannels) {
+weft_result_t getCollInfo(void* ctx, weft_func_t coll, size_t nBytes, int numPipeOps, float** costTable, int numAlgo,
+                          int numProto, int regBuff, int* nChannels) {
   auto* c = static_cast<Context*>(ctx);
   if (c == nullptr || costTable == nullptr || nChannels == nullptr) return weftInvalidArgument;
   if (c->rules.empty() || numAlgo != WEFT_TUNER_NUM_ALGORITHMS || numProto != WEFT_TUNER_NUM_PROTOCOLS) return weftSuccess;
   const Rule* r = firstMatch(c->rules, {.coll = static_cast<int>(coll), .bytes = nBytes, .nRanks = c->nRanks,
-                                        .nNodes = c->nNodes, .arch = c->arch});
+                                        .nNodes = c->nNodes, .arch = c->arch, .numPipeOps = numPipeOps,
+                                        .regBuff = regBuff});
   if (r == nullptr) return weftSuccess;
   // The table is NCCL's contiguous float[7][3], passed as float**.
   float* table = reinterpret_cast<float*>(costTable);
@@ -165,7 +175,7 @@ weft_result_t initOld(size_t nRanks, size_t nNodes, weft_debug_logger_t logger, 
 }
 weft_result_t getCollInfoV3(void* ctx, weft_func_t coll, size_t nBytes, int numPipeOps, float** table, int numAlgo,
                             int numProto, int* nChannels) {
-  return getCollInfo(ctx, coll, nBytes, numPipeOps, table, numAlgo, numProto, 0, nChannels);
+  return getCollInfo(ctx, coll, nBytes, numPipeOps, table, numAlgo, numProto, -1, nChannels);  // v3: no regBuff
 }
 
 }  // namespace

@@ -121,6 +121,8 @@ std::string parseKey(const Ctx& c, const std::string& key, const YAML::Node& v, 
   }
   std::string s = scalar();
   if (key == "size") return parseRange(s, r.bytes, parseBytes) ? "" : bad("bytes as N, A-B, A- or -B with K/M/G/T units (0-64K)");
+  if (key == "pipe_ops") return parseRange(s, r.pipeOps, parseCount) ? "" : bad("a count as N, A-B, A- or -B");
+  if (key == "reg_buff") return s == "0" || s == "1" ? (r.regBuff = s[0] - '0', "") : bad("0 or 1");
   if (key == "nodes") return parseRange(s, r.nodes, parseCount) ? "" : bad("a count as N, A-B, A- or -B");
   if (key == "ranks") return parseRange(s, r.ranks, parseCount) ? "" : bad("a count as N, A-B, A- or -B");
   if (key == "algo") return (r.algo = algoIndex(s)) >= 0 ? "" : bad("one of " + list(kAlgoNames, kAlgos));
@@ -131,7 +133,7 @@ std::string parseKey(const Ctx& c, const std::string& key, const YAML::Node& v, 
     r.channels = static_cast<int>(n);
     return {};
   }
-  return c.at(v) + ": unknown rule key \"" + key + "\"; expected coll, size, nodes, ranks, arch, algo, proto, channels";
+  return c.at(v) + ": unknown rule key \"" + key + "\"; expected coll, size, nodes, ranks, pipe_ops, reg_buff, arch, algo, proto, channels";
 }
 
 std::string parseRule(const Ctx& c, const YAML::Node& item, Rule& r) {
@@ -215,11 +217,89 @@ std::string parseRulesDocument(std::string_view text, const std::string& path, s
   }
 }
 
+namespace {
+
+// One CSV field: -1 means "any" (kept as the default range); otherwise `one` parses it.
+template <typename One>
+bool csvRange(std::string_view t, Range& r, One one) {
+  if (t == "-1") return true;
+  uint64_t v = 0;
+  if (!one(t, v)) return false;
+  r.min = r.max = v;
+  return true;
+}
+
+std::vector<std::string> csvFields(std::string_view line) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = line.find(',', start);
+    out.push_back(trimmed(std::string(line.substr(start, comma == std::string_view::npos ? comma : comma - start))));
+    if (comma == std::string_view::npos) return out;
+    start = comma + 1;
+  }
+}
+
+std::string csvRule(const std::vector<std::string>& f, const std::string& where, Rule& r) {
+  auto bad = [&](const char* field, const std::string& v, const std::string& expected) {
+    return where + ": " + field + " \"" + v + "\": expected " + expected;
+  };
+  r.where = where;
+  int coll = collIndex(f[0]);
+  if (coll < 0) return bad("collective_type", f[0], list(kColls, 5));
+  r.collMask = 1u << coll;
+  if (!parseBytes(f[1], r.bytes.min)) return bad("min_bytes", f[1], "a byte count");
+  if (!parseBytes(f[2], r.bytes.max)) return bad("max_bytes", f[2], "a byte count");
+  if (r.bytes.min > r.bytes.max) return where + ": min_bytes " + f[1] + " is above max_bytes " + f[2];
+  if ((r.algo = algoIndex(f[3])) < 0) return bad("algorithm", f[3], "one of " + list(kAlgoNames, kAlgos));
+  if ((r.proto = protoIndex(f[4])) < 0) return bad("protocol", f[4], "one of " + list(kProtoNames, kProtos));
+  uint64_t ch = 0;
+  if (f[5] != "-1" && (!parseCount(f[5], ch) || ch < 1 || ch > kMaxChannels)) return bad("channels", f[5], "-1 or 1 to 64");
+  r.channels = f[5] == "-1" ? 0 : static_cast<int>(ch);
+  if (!csvRange(f[6], r.nodes, parseCount)) return bad("nNodes", f[6], "-1 or a count");
+  if (!csvRange(f[7], r.ranks, parseCount)) return bad("nRanks", f[7], "-1 or a count");
+  if (f.size() > 8 && !csvRange(f[8], r.pipeOps, parseCount)) return bad("numPipeOps", f[8], "-1 or a count");
+  if (f.size() > 9) {
+    if (f[9] != "-1" && f[9] != "0" && f[9] != "1") return bad("regBuff", f[9], "-1, 0 or 1");
+    r.regBuff = std::stoi(f[9]);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string parseCsvRules(std::string_view text, const std::string& path, std::vector<Rule>& out) {
+  std::vector<Rule> rules;
+  int lineNo = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string line = trimmed(std::string(text.substr(0, nl)));
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++lineNo;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    const std::string where = path + ":" + std::to_string(lineNo);
+    std::vector<std::string> f = csvFields(line);
+    if (f.size() < 8 || f.size() > 10) {
+      return where + ": " + std::to_string(f.size()) + " fields; expected collective_type,min_bytes,max_bytes,"
+                     "algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff]]";
+    }
+    Rule r;
+    std::string e = csvRule(f, where, r);
+    if (!e.empty()) return e;
+    rules.push_back(std::move(r));
+  }
+  out = std::move(rules);
+  return {};
+}
+
 const Rule* firstMatch(const std::vector<Rule>& rules, const Query& q) {
   for (const Rule& r : rules) {
     if (q.coll < 0 || q.coll > 4 || (r.collMask & (1u << q.coll)) == 0) continue;
     if (!r.bytes.contains(q.bytes) || !r.nodes.contains(q.nNodes) || !r.ranks.contains(q.nRanks)) continue;
     if (!r.archs.empty() && std::find(r.archs.begin(), r.archs.end(), q.arch) == r.archs.end()) continue;
+    if (q.numPipeOps < 0 || !r.pipeOps.contains(static_cast<uint64_t>(q.numPipeOps))) continue;
+    if (r.regBuff >= 0 && r.regBuff != q.regBuff) continue;
     return &r;
   }
   return nullptr;

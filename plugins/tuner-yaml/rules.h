@@ -7,9 +7,12 @@
 //     - {coll: [allgather, reducescatter], size: 1M-, arch: hopper, channels: 16}
 //
 // Match keys (all optional; a missing key matches anything): coll (name or list), size (bytes:
-// N, A-B, A- or -B, with K/M/G/T binary units, inclusive), nodes and ranks (N, A-B, A- or -B),
-// arch (sm number like 90, or volta/ampere/hopper/blackwell; or a list). Action keys, at least
-// one: algo, proto (NCCL's names, any case), channels (1..64).
+// N, A-B, A- or -B, with K/M/G/T binary units, inclusive), nodes, ranks and pipe_ops (N, A-B,
+// A- or -B), reg_buff (0 or 1), arch (sm number like 90, or volta/ampere/hopper/blackwell; or a
+// list). Action keys, at least one: algo, proto (NCCL's names, any case), channels (1..64).
+//
+// NVIDIA's ext-tuner CSV (nccl_tuner.conf) is read too, into the same rules, but checked:
+// an unknown value is an error with its line instead of a silent default.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +36,8 @@ struct Range {
 struct Rule {
   std::string where;          // "weft.yaml:12", for logs
   unsigned collMask = 0x1f;   // bit per ncclFunc_t 0..4
-  Range bytes, nodes, ranks;
+  Range bytes, nodes, ranks, pipeOps;
+  int regBuff = -1;           // 0 or 1; -1: any
   std::vector<int> archs;     // sm numbers (70, 80, 90, 100, …); empty: any
   int algo = -1;              // NCCL algorithm index, -1: keep
   int proto = -1;             // NCCL protocol index, -1: keep
@@ -46,6 +50,8 @@ struct Query {
   size_t bytes = 0;
   size_t nRanks = 0, nNodes = 0;
   int arch = 0;  // 0: unknown; rules with `arch` then never match
+  int numPipeOps = 1;
+  int regBuff = -1;  // -1: unknown (v3 hosts); rules with reg_buff then never match
 };
 
 // Parses a TUNER_RULES list (`node`, from file `path`). Returns the error text
@@ -55,6 +61,11 @@ std::string parseRules(const YAML::Node& node, const std::string& path, std::vec
 // Reads `text` (a YAML document, file `path`) and parses its top-level TUNER_RULES key, if
 // any. Error text as parseRules, or a YAML syntax error with its line.
 std::string parseRulesDocument(std::string_view text, const std::string& path, std::vector<Rule>& out);
+
+// Reads NVIDIA ext-tuner CSV lines: collective,min_bytes,max_bytes,algorithm,protocol,channels,
+// nNodes,nRanks[,numPipeOps[,regBuff]]; '#' comments and blank lines skipped; -1 for "any"
+// (channels: "keep"). Error text "path:line: …", empty on success.
+std::string parseCsvRules(std::string_view text, const std::string& path, std::vector<Rule>& out);
 
 // The first rule that matches, or null.
 const Rule* firstMatch(const std::vector<Rule>& rules, const Query& q);

@@ -1,5 +1,5 @@
 // Fuzz target: any byte string through the YAML tuner's rule parser. It must return an error
-// that names the file, or rules that are all well formed; matching and applying them to a cost
+// that names the file, or rules that are all well formed (as YAML and as NVIDIA's CSV); matching and applying them to a cost
 // table must never enable a cell that was disabled.
 #include <cmath>
 #include <cstddef>
@@ -26,7 +26,8 @@ void checkApply(const std::vector<Rule>& rules) {
   const size_t sizes[] = {0, 8, 65536, 65537, 1u << 30, SIZE_MAX};
   for (int coll = -1; coll <= 5; ++coll) {
     for (size_t bytes : sizes) {
-      const Rule* r = firstMatch(rules, {.coll = coll, .bytes = bytes, .nRanks = 16, .nNodes = 2, .arch = 90});
+      const Rule* r = firstMatch(rules, {.coll = coll, .bytes = bytes, .nRanks = 16, .nNodes = 2, .arch = 90,
+                                         .numPipeOps = 1, .regBuff = 0});
       if (r == nullptr) continue;
       if (coll < 0 || coll > 4) std::abort();
       float table[21];
@@ -50,9 +51,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string err = parseRulesDocument(text, "fuzz.yaml", rules);
   if (!err.empty()) {
     if (!err.starts_with("fuzz.yaml:") || !rules.empty()) std::abort();  // outputs only on success
-    return 0;
   }
   for (const Rule& r : rules) checkRule(r);
   checkApply(rules);
+  // The same bytes as NVIDIA's ext-tuner CSV.
+  std::vector<Rule> csv;
+  err = parseCsvRules(text, "fuzz.yaml", csv);
+  if (!err.empty()) {
+    if (!err.starts_with("fuzz.yaml:") || !csv.empty()) std::abort();
+    return 0;
+  }
+  for (const Rule& r : csv) checkRule(r);
+  checkApply(csv);
   return 0;
 }

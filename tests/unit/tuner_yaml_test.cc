@@ -116,6 +116,70 @@ TEST(TunerYamlRules, FirstMatchWinsWithInclusiveRanges) {
   EXPECT_EQ(at({.coll = 7, .bytes = 1}), "none") << "not a modelled collective";
 }
 
+TEST(TunerYamlRules, PipeOpsAndRegisteredBuffersMatch) {
+  auto rules = parse(
+      "TUNER_RULES:\n"
+      "  - {pipe_ops: 2-, reg_buff: 1, algo: nvls}\n"
+      "  - {reg_buff: 0, algo: ring}\n"
+      "  - {algo: tree}\n");
+  auto at = [&](Query q) { return firstMatch(rules, q)->where; };
+  EXPECT_EQ(at({.coll = 4, .numPipeOps = 2, .regBuff = 1}), "weft.yaml:2");
+  EXPECT_EQ(at({.coll = 4, .numPipeOps = 1, .regBuff = 1}), "weft.yaml:4");
+  EXPECT_EQ(at({.coll = 4, .numPipeOps = 1, .regBuff = 0}), "weft.yaml:3");
+  EXPECT_EQ(at({.coll = 4, .numPipeOps = 2, .regBuff = -1}), "weft.yaml:4") << "a v3 host does not say";
+  std::string e;
+  parse("TUNER_RULES:\n  - {reg_buff: 2, algo: ring}\n", &e);
+  EXPECT_EQ(e, "weft.yaml:2: reg_buff: bad value \"2\"; expected 0 or 1");
+}
+
+// NVIDIA's ext-tuner CSV, read into the same rules (the example of docs/tuner.md).
+TEST(TunerYamlCsv, ReadsNvidiasFormatIntoTheSameRules) {
+  const std::string csv =
+      "# nccl_tuner.conf\n"
+      "allreduce,0,65536,tree,ll,-1,2,16\n"
+      "\n"
+      "allreduce, 65537, 8388608, ring, ll128, -1, 2, -1\r\n"
+      "allgather,0,1048576,collnet_direct,simple,8,-1,-1,4\n"
+      "reducescatter,0,1048576,nvls_tree,simple,-1,-1,-1,-1,1\n";
+  std::vector<Rule> rules;
+  ASSERT_EQ(parseCsvRules(csv, "nccl_tuner.conf", rules), "");
+  ASSERT_EQ(rules.size(), 4u);
+  EXPECT_EQ(rules[0].where, "nccl_tuner.conf:2");
+  EXPECT_EQ(rules[0].collMask, 1u << 4);
+  EXPECT_EQ(rules[0].bytes.max, 65536u);
+  EXPECT_EQ(rules[0].algo, 0);
+  EXPECT_EQ(rules[0].proto, 0);
+  EXPECT_EQ(rules[0].channels, 0) << "-1: keep";
+  EXPECT_EQ(rules[0].nodes.min, 2u);
+  EXPECT_EQ(rules[0].nodes.max, 2u);
+  EXPECT_EQ(rules[0].ranks.min, 16u);
+  EXPECT_EQ(rules[1].where, "nccl_tuner.conf:4");
+  EXPECT_EQ(rules[1].ranks.max, UINT64_MAX) << "-1: any";
+  EXPECT_EQ(rules[1].proto, 1);
+  EXPECT_EQ(rules[2].algo, 2);
+  EXPECT_EQ(rules[2].channels, 8);
+  EXPECT_EQ(rules[2].pipeOps.min, 4u);
+  EXPECT_EQ(rules[3].algo, 5);
+  EXPECT_EQ(rules[3].regBuff, 1);
+  EXPECT_EQ(rules[3].pipeOps.max, UINT64_MAX);
+}
+
+TEST(TunerYamlCsv, UnknownValuesAreErrorsNotSilentDefaults) {
+  std::vector<Rule> rules;
+  EXPECT_EQ(parseCsvRules("allreduce,0,64,treee,ll,-1,-1,-1\n", "t.conf", rules),
+            "t.conf:1: algorithm \"treee\": expected one of Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, "
+            "PAT");
+  EXPECT_NE(parseCsvRules("allreduce,0,64,tree,ll,-1\n", "t.conf", rules).find("t.conf:1: 6 fields"),
+            std::string::npos);
+  EXPECT_NE(parseCsvRules("#x\nallreduce,100,64,tree,ll,-1,-1,-1\n", "t.conf", rules).find("t.conf:2: min_bytes"),
+            std::string::npos);
+  EXPECT_NE(parseCsvRules("allreduce,0,64,tree,ll,0,-1,-1\n", "t.conf", rules).find("channels \"0\""),
+            std::string::npos);
+  EXPECT_NE(parseCsvRules("bcast,0,64,tree,ll,-1,-1,-1\n", "t.conf", rules).find("collective_type"),
+            std::string::npos);
+  EXPECT_TRUE(rules.empty()) << "outputs only on success";
+}
+
 TEST(TunerYamlRules, ApplyZeroesTheCheapestAllowedCellAndNeverAnIgnoredOne) {
   float t[21];
   for (float& x : t) x = -1.0f;
@@ -248,6 +312,20 @@ TEST_F(TunerYamlPlugin, RulesFileFromThePolicyReachesThePlugin) {
   ASSERT_TRUE(t.isOk()) << t.status().toString();
   ASSERT_TRUE(*t);
   EXPECT_EQ(linesWith("TUNER/weft: 1 rule from " + path).size(), 1u);
+}
+
+TEST_F(TunerYamlPlugin, ReadsNvidiasCsvWhenNcclTunerConfigFileIsSet) {
+  std::string path = writeRules("allreduce,0,1024,ring,ll128,6,-1,-1\n");
+  test::ScopedEnv env("NCCL_TUNER_CONFIG_FILE", path.c_str());
+  auto t = init(8, 1);
+  ASSERT_TRUE(t.isOk()) << t.status().toString();
+  float c[21];
+  for (float& x : c) x = 4.0f;
+  int ch = 0;
+  ASSERT_TRUE((*t)->getCollInfo({.func = 4, .bytes = 1024}, c, &ch).isOk());
+  EXPECT_EQ(c[WEFT_ALGO_RING * 3 + WEFT_PROTO_LL128], 0.0f);
+  EXPECT_EQ(ch, 6);
+  EXPECT_EQ(linesWith("rule " + path + ":1 -> algo Ring proto LL128 channels 6").size(), 1u);
 }
 
 TEST_F(TunerYamlPlugin, BadRulesFailInitWithFileAndLine) {
