@@ -84,6 +84,10 @@ Status TunerInstance::getCollInfo(const tune::CollQuery& q, float* cost, int* nC
   bool hasUsable = false;
   for (int i = 0; i < kCells; ++i) {
     hadUsable = hadUsable || usable(before[i]);
+    if (cost[i] == before[i]) {  // most cells: untouched (a NaN never compares equal)
+      hasUsable = hasUsable || usable(cost[i]);
+      continue;
+    }
     if (!(before[i] >= 0.0f) && !std::isnan(cost[i]) && cost[i] >= 0.0f) {
       // Disabled or unsupported before the call (any negative: also fp8's -1024): NCCL would
       // run it; weft keeps it off.

@@ -2,6 +2,7 @@
 // NCCL 2.24 … 2.28 and weft load it unchanged. It includes only include/weft/tuner.h and its own
 // files. Rules: rules.h; where they come from and what they do: docs/tuner.md.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -25,6 +26,7 @@ struct Context {
   std::string file;
   size_t nRanks = 0, nNodes = 0;
   int arch = 0;
+  std::string host;  // gethostname(), for rules with `host`
   weft_debug_logger_t log = nullptr;
   std::atomic<bool> warnedDisabled{false};
 };
@@ -103,8 +105,8 @@ weft_result_t load(Context& c) {
       return weftInvalidUsage;
     }
     c.file = path;
-    TUNER_LOG(&c, WEFT_LOG_INFO, "TUNER/weft: %zu rule%s from %s (nRanks %zu, nNodes %zu, sm %d)", c.rules.size(),
-              c.rules.size() == 1 ? "" : "s", path.c_str(), c.nRanks, c.nNodes, c.arch);
+    TUNER_LOG(&c, WEFT_LOG_INFO, "TUNER/weft: %zu rule%s from %s (nRanks %zu, nNodes %zu, sm %d, host %s)",
+              c.rules.size(), c.rules.size() == 1 ? "" : "s", path.c_str(), c.nRanks, c.nNodes, c.arch, c.host.c_str());
     return weftSuccess;
   }
   TUNER_LOG(&c, WEFT_LOG_INFO, "TUNER/weft: no rules file (WEFT_TUNER_RULES_FILE, NCCL_TUNER_CONFIG_FILE, WEFT_CONFIG, "
@@ -131,6 +133,8 @@ weft_result_t initCommon(void** ctx, size_t nRanks, size_t nNodes, weft_debug_lo
     c->nNodes = nNodes;
     c->log = logger;
     c->arch = detectArch();
+    char name[256] = {};
+    if (gethostname(name, sizeof(name) - 1) == 0) c->host = name;
     weft_result_t rc = load(*c);
     if (rc == weftSuccess) *ctx = c.release();
     return rc;
@@ -144,7 +148,7 @@ weft_result_t getCollInfo(void* ctx, weft_func_t coll, size_t nBytes, int numPip
   if (c->rules.empty() || numAlgo != WEFT_TUNER_NUM_ALGORITHMS || numProto != WEFT_TUNER_NUM_PROTOCOLS) return weftSuccess;
   const Rule* r = firstMatch(c->rules, {.coll = static_cast<int>(coll), .bytes = nBytes, .nRanks = c->nRanks,
                                         .nNodes = c->nNodes, .arch = c->arch, .numPipeOps = numPipeOps,
-                                        .regBuff = regBuff});
+                                        .regBuff = regBuff, .host = c->host});
   if (r == nullptr) return weftSuccess;
   // The table is NCCL's contiguous float[7][3], passed as float**.
   float* table = reinterpret_cast<float*>(costTable);

@@ -1,5 +1,6 @@
 #include "plugins/tuner-yaml/rules.h"
 
+#include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -119,6 +120,14 @@ std::string parseKey(const Ctx& c, const std::string& key, const YAML::Node& v, 
       return {};
     });
   }
+  if (key == "host") {
+    return eachScalar(c, key, v, [&](const YAML::Node& x) -> std::string {
+      std::string glob = trimmed(x.Scalar());
+      if (glob.empty()) return c.at(x) + ": host: empty host name pattern";
+      r.hosts.push_back(std::move(glob));
+      return {};
+    });
+  }
   std::string s = scalar();
   if (key == "size") return parseRange(s, r.bytes, parseBytes) ? "" : bad("bytes as N, A-B, A- or -B with K/M/G/T units (0-64K)");
   if (key == "pipe_ops") return parseRange(s, r.pipeOps, parseCount) ? "" : bad("a count as N, A-B, A- or -B");
@@ -133,7 +142,7 @@ std::string parseKey(const Ctx& c, const std::string& key, const YAML::Node& v, 
     r.channels = static_cast<int>(n);
     return {};
   }
-  return c.at(v) + ": unknown rule key \"" + key + "\"; expected coll, size, nodes, ranks, pipe_ops, reg_buff, arch, algo, proto, channels";
+  return c.at(v) + ": unknown rule key \"" + key + "\"; expected coll, size, nodes, ranks, pipe_ops, reg_buff, arch, host, algo, proto, channels";
 }
 
 std::string parseRule(const Ctx& c, const YAML::Node& item, Rule& r) {
@@ -300,6 +309,12 @@ const Rule* firstMatch(const std::vector<Rule>& rules, const Query& q) {
     if (!r.archs.empty() && std::find(r.archs.begin(), r.archs.end(), q.arch) == r.archs.end()) continue;
     if (q.numPipeOps < 0 || !r.pipeOps.contains(static_cast<uint64_t>(q.numPipeOps))) continue;
     if (r.regBuff >= 0 && r.regBuff != q.regBuff) continue;
+    if (!r.hosts.empty()) {
+      const std::string host(q.host);
+      bool any = false;
+      for (const std::string& g : r.hosts) any = any || (!host.empty() && fnmatch(g.c_str(), host.c_str(), 0) == 0);
+      if (!any) continue;
+    }
     return &r;
   }
   return nullptr;

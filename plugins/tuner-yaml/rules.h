@@ -9,7 +9,7 @@
 // Match keys (all optional; a missing key matches anything): coll (name or list), size (bytes:
 // N, A-B, A- or -B, with K/M/G/T binary units, inclusive), nodes, ranks and pipe_ops (N, A-B,
 // A- or -B), reg_buff (0 or 1), arch (sm number like 90, or volta/ampere/hopper/blackwell; or a
-// list). Action keys, at least one: algo, proto (NCCL's names, any case), channels (1..64).
+// list), host (a glob on the host name, like a policy profile's; or a list). Action keys, at least one: algo, proto (NCCL's names, any case), channels (1..64).
 //
 // NVIDIA's ext-tuner CSV (nccl_tuner.conf) is read too, into the same rules, but checked:
 // an unknown value is an error with its line instead of a silent default.
@@ -39,6 +39,7 @@ struct Rule {
   Range bytes, nodes, ranks, pipeOps;
   int regBuff = -1;           // 0 or 1; -1: any
   std::vector<int> archs;     // sm numbers (70, 80, 90, 100, …); empty: any
+  std::vector<std::string> hosts;  // fnmatch globs; empty: any
   int algo = -1;              // NCCL algorithm index, -1: keep
   int proto = -1;             // NCCL protocol index, -1: keep
   int channels = 0;           // 0: keep
@@ -52,6 +53,7 @@ struct Query {
   int arch = 0;  // 0: unknown; rules with `arch` then never match
   int numPipeOps = 1;
   int regBuff = -1;  // -1: unknown (v3 hosts); rules with reg_buff then never match
+  std::string_view host{};  // this machine's name; rules with `host` never match an empty one
 };
 
 // Parses a TUNER_RULES list (`node`, from file `path`). Returns the error text

@@ -132,6 +132,18 @@ TEST(TunerYamlRules, PipeOpsAndRegisteredBuffersMatch) {
   EXPECT_EQ(e, "weft.yaml:2: reg_buff: bad value \"2\"; expected 0 or 1");
 }
 
+TEST(TunerYamlRules, HostGlobsMatchLikeAPolicyProfile) {
+  auto rules = parse(
+      "TUNER_RULES:\n"
+      "  - {host: ['gpu-a*', 'dgx?'], algo: nvls}\n"
+      "  - {algo: ring}\n");
+  auto at = [&](std::string_view host) { return firstMatch(rules, {.coll = 4, .host = host})->where; };
+  EXPECT_EQ(at("gpu-a17"), "weft.yaml:2");
+  EXPECT_EQ(at("dgx7"), "weft.yaml:2");
+  EXPECT_EQ(at("gpu-b1"), "weft.yaml:3");
+  EXPECT_EQ(at(""), "weft.yaml:3") << "an unknown host name matches no host rule";
+}
+
 // NVIDIA's ext-tuner CSV, read into the same rules (the example of docs/tuner.md).
 TEST(TunerYamlCsv, ReadsNvidiasFormatIntoTheSameRules) {
   const std::string csv =
