@@ -124,6 +124,10 @@ std::vector<SettingDef> featureRows() {
        .doc = "YAML file whose TUNER_RULES list the weft tuner plugin reads (unset: NCCL_TUNER_CONFIG_FILE, "
               "then the YAML policy file)",
        .module = "plugins/tuner-yaml"},
+      {.name = "WEFT_TUNER_GPU_ARCH", .type = Type::kInt, .defaultValue = "",
+       .doc = "GPU architecture (sm number, 90 for Hopper) the weft tuner plugin's arch rules match (unset: the CUDA "
+              "driver's current device)",
+       .module = "plugins/tuner-yaml", .range = {0, 1000}},
       {.name = "NCCL_TUNER_CONFIG_FILE", .type = Type::kString, .defaultValue = "",
        .doc = "NVIDIA ext-tuner CSV rule file (nccl_tuner.conf format), read by the weft tuner plugin when set",
        .module = "plugins/tuner-yaml"},
