@@ -340,6 +340,33 @@ TEST_F(TunerYamlPlugin, ReadsNvidiasCsvWhenNcclTunerConfigFileIsSet) {
   EXPECT_EQ(linesWith("rule " + path + ":1 -> algo Ring proto LL128 channels 6").size(), 1u);
 }
 
+TEST_F(TunerYamlPlugin, ItsV4AndV3TablesActLikeV5) {
+  // What NCCL 2.24 … 2.27 bind: the same rules through the older tables and weft's adapters.
+  std::string path = writeRules("TUNER_RULES:\n  - {coll: allgather, size: 1K-, algo: ring, channels: 3}\n");
+  test::ScopedEnv env("WEFT_TUNER_RULES_FILE", path.c_str());
+  for (int v : {4, 3}) {
+    auto opened = plugin::SharedLibrary::open(std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-tuner-weft.so");
+    ASSERT_TRUE(opened.library) << opened.error.message;
+    std::string sym = "ncclTunerPlugin_v" + std::to_string(v);
+    const void* table = opened.library->symbol(sym.c_str());
+    ASSERT_NE(table, nullptr) << sym;
+    auto loaded = std::make_shared<plugin::LoadedTuner>(opened.library, plugin::makeTunerAdapter(v, table), sym);
+    plugin::TunerInitArgs a;
+    a.nRanks = 4;
+    a.constants = &constants_;
+    auto t = plugin::initTuner(loaded, a);
+    ASSERT_TRUE(t.isOk()) << t.status().toString();
+    float c[21];
+    for (float& x : c) x = 9.0f;
+    c[WEFT_ALGO_RING * 3 + WEFT_PROTO_LL128] = 2.0f;
+    int ch = 0;
+    ASSERT_TRUE((*t)->getCollInfo({.func = 2, .bytes = 4096}, c, &ch).isOk()) << sym;
+    EXPECT_EQ(c[WEFT_ALGO_RING * 3 + WEFT_PROTO_LL128], 0.0f) << sym;
+    EXPECT_EQ(ch, 3) << sym;
+    EXPECT_EQ(c[WEFT_ALGO_RING * 3 + WEFT_PROTO_LL], 9.0f) << sym;
+  }
+}
+
 TEST_F(TunerYamlPlugin, BadRulesFailInitWithFileAndLine) {
   std::string path = writeRules("TUNER_RULES:\n  - {coll: allreduce, size: lots, algo: tree}\n");
   test::ScopedEnv env("WEFT_TUNER_RULES_FILE", path.c_str());
