@@ -113,8 +113,24 @@ std::vector<SettingDef> featureRows() {
       {.name = "NCCL_PROTO", .type = Type::kProtoList, .defaultValue = "",
        .doc = "Protocols allowed, per collective (unset: all; LL128 where NCCL enables it)", .module = "tune"},
       {.name = "NCCL_TUNER_PLUGIN", .type = Type::kString, .defaultValue = "",
-       .doc = "Tuner plugin name or file (unset: the net plugin's library; none: no tuner plugin)",
+       .doc = "Tuner plugin name or file (NAME, libnccl-tuner-NAME.so or path; unset: libnccl-tuner.so, then "
+              "the net plugin's library; none: no tuner plugin; weft: weft's YAML rule tuner)",
        .module = "plugin"},
+      {.name = "WEFT_TUNER_FALLBACK", .type = Type::kEnum, .defaultValue = "allow",
+       .doc = "allow: a tuner plugin that is not found, has no known symbol or fails init is dropped with a "
+              "WARN; deny: fail",
+       .module = "plugin", .choices = {"allow", "deny"}},
+      {.name = "WEFT_TUNER_RULES_FILE", .type = Type::kString, .defaultValue = "",
+       .doc = "YAML file whose TUNER_RULES list the weft tuner plugin reads (unset: NCCL_TUNER_CONFIG_FILE, "
+              "then the YAML policy file)",
+       .module = "plugins/tuner-yaml"},
+      {.name = "WEFT_TUNER_GPU_ARCH", .type = Type::kInt, .defaultValue = "",
+       .doc = "GPU architecture (sm number, 90 for Hopper) the weft tuner plugin's arch rules match (unset: the CUDA "
+              "driver's current device)",
+       .module = "plugins/tuner-yaml", .range = {0, 1000}},
+      {.name = "NCCL_TUNER_CONFIG_FILE", .type = Type::kString, .defaultValue = "",
+       .doc = "NVIDIA ext-tuner CSV rule file (nccl_tuner.conf format), read by the weft tuner plugin when set",
+       .module = "plugins/tuner-yaml"},
   };
 }
 

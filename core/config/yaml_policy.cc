@@ -4,9 +4,12 @@
 #include "core/base/strings.h"
 #include "core/config/sources.h"
 #include "core/config/yaml_util.h"
+#include "plugins/tuner-yaml/rules.h"
 
 namespace weft::config {
 namespace {
+
+constexpr std::string_view kTunerRulesKey = "TUNER_RULES";
 
 // A value longer than this is a mistake (NCCL itself cuts conf-file values at 1023 bytes).
 constexpr size_t kMaxValueBytes = 4096;
@@ -89,6 +92,8 @@ Status parseSettingsMap(const YamlNode& map, const std::string& path, const std:
     const YamlNode& value = map.items[i];
     WEFT_TRY(YamlKey::check(map.keys[i], path));
     YamlKey k(map.keys[i], path);
+    // The YAML tuner's rules (plugins/tuner-yaml): checked by parseYamlPolicy, read by the plugin.
+    if (profiles != nullptr && k.name == kTunerRulesKey) continue;
     if (profiles != nullptr && k.name == "profiles") {
       if (*profiles != nullptr) return invalidArgument(k.here() + ": duplicate key profiles");
       *profiles = &value;
@@ -120,6 +125,12 @@ Result<YamlPolicy> parseYamlPolicy(std::string_view text, std::string_view path)
   const YamlNode* profiles = nullptr;
   WEFT_TRY(parseSettingsMap(root, out.path, "", out.base, &profiles));
   if (profiles != nullptr) WEFT_TRY(parseProfiles(*profiles, out.path, out.profiles));
+  for (const YamlNode& key : root.keys) {
+    if (!key.isScalar() || key.scalar != kTunerRulesKey) continue;
+    std::vector<tuneryaml::Rule> rules;
+    std::string err = tuneryaml::parseRulesDocument(text, out.path, rules);
+    if (!err.empty()) return invalidArgument(err);
+  }
   return out;
 }
 

@@ -28,6 +28,16 @@ SharedLibrary::Opened SharedLibrary::open(const std::string& name) {
   return Opened{std::shared_ptr<SharedLibrary>(new SharedLibrary(handle, std::move(path))), {}};
 }
 
+SharedLibrary::Opened SharedLibrary::openProgram() {
+  dlerror();
+  void* handle = dlopen(nullptr, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    return Opened{nullptr, OpenError{false, err ? err : "dlopen(NULL) failed"}};
+  }
+  return Opened{std::shared_ptr<SharedLibrary>(new SharedLibrary(handle, "STATIC_PLUGIN")), {}};
+}
+
 SharedLibrary::~SharedLibrary() {
   if (handle_ != nullptr) dlclose(handle_);
 }

@@ -2,7 +2,9 @@
 // plugin loader only; plugins themselves never see it.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,8 @@ class SharedLibrary {
 
   // dlopen(name, RTLD_NOW | RTLD_LOCAL). `name` is searched like dlopen does when it has no '/'.
   static Opened open(const std::string& name);
+  // dlopen(NULL): the program and the libraries it loaded globally (NCCL's STATIC_PLUGIN).
+  static Opened openProgram();
 
   ~SharedLibrary();
   SharedLibrary(const SharedLibrary&) = delete;
@@ -39,6 +43,19 @@ class SharedLibrary {
   SharedLibrary(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
   void* handle_;
   std::string path_;
+};
+
+// Loaded plugins of one kind (net, tuner) by resolved path, shared by the whole process. The
+// weak_ptr never keeps a library alive; the registry itself is never destroyed, since plugins
+// may unload during exit.
+template <typename Loaded>
+struct LoadedByPath {
+  std::mutex mutex;
+  std::map<std::string, std::weak_ptr<Loaded>> byPath;
+  static LoadedByPath& process() {
+    static LoadedByPath* r = new LoadedByPath();
+    return *r;
+  }
 };
 
 // Directories where weft looks for its own plugins (libweft-net-*.so) before the dynamic

@@ -21,6 +21,11 @@ Status pluginStatus(const char* plugin, const char* call, int rc) {
   return Status(code, strprintf("%s: %s returned %s", plugin, call, codeName(code)));
 }
 
+weft_debug_logger_t hostLogger() {
+  // weftPluginLog has ncclDebugLogger_t's signature with an int level; the enum is int-sized.
+  return reinterpret_cast<weft_debug_logger_t>(&log::weftPluginLog);
+}
+
 namespace {
 
 template <int V> struct Abi;
@@ -37,11 +42,6 @@ Status checkIntSize(size_t size, const char* call) {
     return invalidArgument(strprintf("%s: size %zu does not fit the int of ABI versions < 9", call, size));
   }
   return Status::ok();
-}
-
-weft_debug_logger_t hostLogger() {
-  // weftPluginLog has ncclDebugLogger_t's signature with an int level; the enum is int-sized.
-  return reinterpret_cast<weft_debug_logger_t>(&log::weftPluginLog);
 }
 
 template <int V>

@@ -21,7 +21,12 @@ NetProperties toNetProperties(const weft_net_properties_v8_t& p, int dev);
 NetProperties toNetProperties(const weft_net_properties_v9_t& p, int dev);
 NetProperties toNetProperties(const weft_net_properties_v11_t& p, int dev);
 
-// A plugin's return code as a Status: "<plugin>: <call> returned <code name>".
+// A plugin's return code as a Status: "<plugin>: <call> returned <code name>". Shared by the
+// net and tuner loaders.
 Status pluginStatus(const char* plugin, const char* call, int rc);
+
+// The host logger handed to every plugin's init: weft's process logger behind NCCL's
+// ncclDebugLogger_t signature.
+weft_debug_logger_t hostLogger();
 
 }  // namespace weft::plugin

@@ -3,8 +3,6 @@
 #include "core/plugin/net_loader.h"
 
 #include <filesystem>
-#include <map>
-#include <mutex>
 
 #include "core/base/log.h"
 #include "core/base/strings.h"
@@ -40,15 +38,6 @@ std::vector<std::string> candidateFiles(std::string_view entry, const std::vecto
 
 namespace {
 
-// Loaded plugins by resolved path. weak_ptr: the registry never keeps a library alive.
-struct Registry {
-  std::mutex mutex;
-  std::map<std::string, std::weak_ptr<LoadedNet>> byPath;
-};
-Registry& registry() {
-  static Registry* r = new Registry();  // never destroyed: plugins may unload during exit
-  return *r;
-}
 
 template <typename Net>
 Status checkTable(const Net* t, const std::string& file, const std::string& symbol) {
@@ -123,7 +112,7 @@ Result<std::shared_ptr<LoadedNet>> loadNetPlugin(std::string_view entry, const N
       tried.push_back(file);
       continue;
     }
-    Registry& reg = registry();
+    auto& reg = LoadedByPath<LoadedNet>::process();
     std::lock_guard<std::mutex> lock(reg.mutex);
     auto& slot = reg.byPath[opened.library->path()];
     if (auto existing = slot.lock()) return existing;  // our extra dlopen reference is dropped
