@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "base/status.h"
+#include "core/base/status.h"
 
 namespace weft::tune {
 

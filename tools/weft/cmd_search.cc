@@ -166,19 +166,8 @@ Status runNodes(const SearchArgs& a, const topo::TopoXml& topo, const topo::Offl
   return Status::ok();
 }
 
-connect::ConnectOptions connectOptions(const topo::OfflineOptions& o, const SearchPhase& sp) {
-  connect::ConnectOptions c = connect::ConnectOptions::fromParams(o.params);
-  c.collnet = o.collnet;
-  c.nvls = o.nvls;
-  int compCap = *std::min_element(sp.compCaps.begin(), sp.compCaps.end());
-  c.nvlsChannels = connect::defaultNvlsChannels(compCap, o.nodes > 1, c);
-  return c;
-}
-
-Result<connect::Connection> runConnect(const SearchArgs& a, const topo::OfflineOptions& o, const SearchPhase& sp) {
-  WEFT_ASSIGN_OR_RETURN(std::vector<connect::RankInput> inputs,
-                        connect::offlineInputs(sp.caches, sp.compCaps, sp.first->gpusPerNode, a.nodes, o.collnet, o.nvls));
-  return connect::connectRanks(inputs, connectOptions(o, sp));
+Result<connect::Connection> runConnect(const topo::OfflineOptions& o, const SearchPhase& sp) {
+  return connect::connectOffline(sp.caches, sp.compCaps, sp.first->gpusPerNode, o);
 }
 
 // Wall and CPU seconds of the connect phase.
@@ -290,7 +279,7 @@ int runSearch(const SearchArgs& a) {
   if (Status s = runNodes(a, *topo, *options, trace, streamJson ? &w : nullptr, sp); !s.isOk()) return fail("weft search", s);
   if (Status s = writeGraphOut(a, sp); !s.isOk()) return fail("weft search: --graph-out", s);
   Stopwatch connectClock;
-  auto conn = runConnect(a, *options, sp);
+  auto conn = runConnect(*options, sp);
   if (!conn.isOk()) return fail("weft search: connect", conn.status());
   Phase connectPhase{connectClock.wall(), connectClock.cpu()};
   if (a.quiet) {
