@@ -16,6 +16,11 @@ namespace {
 // 12 GB/s: NCCL's PCI_BW, below which a ring gets 256 Simple threads.
 constexpr double kPciBw = 12.0;
 
+// ncclLoadParam's line, logged where NCCL first reads a set parameter.
+void paramLine(const char* name, bool set, int64_t value) {
+  if (set) WEFT_INFO(log::kEnv, "%s set by environment to %lld.", name, static_cast<long long>(value));
+}
+
 // getNthreads: a set value is checked against the slot's limits (each failure logged), an unset
 // one (<= 0) takes the default.
 int nThreadsFor(const char* name, int64_t env, int min, int max, int def) {
@@ -38,12 +43,14 @@ void setMaxThreads(const CommInputs& comm, const TuneSettings& s, Model& m) {
   const GraphInputs& ring = comm.graph(kRing);
   float ringBw = ring.bwIntra * static_cast<float>(ring.nChannels);
   int simpleDefault = static_cast<double>(ringBw) <= kPciBw ? 256 : kSimpleMaxNThreads;
+  paramLine("NCCL_NTHREADS", s.nThreadsSet, s.nThreads);
   m.maxThreads[kRing][kSimple] = nThreadsFor("NCCL_NTHREADS", s.nThreads, 2 * kWarpSize, kSimpleMaxNThreads, simpleDefault);
   m.maxThreads[kTree][kSimple] =
       nThreadsFor("NCCL_NTHREADS", s.nThreads, 2 * kWarpSize, kSimpleMaxNThreads, kSimpleMaxNThreads);
   for (int a : {kCollnetDirect, kCollnetChain, kNvls, kNvlsTree}) m.maxThreads[a][kSimple] = kMaxNThreads;
   m.maxThreads[kRing][kLL] = m.maxThreads[kTree][kLL] =
       nThreadsFor("NCCL_NTHREADS", s.nThreads, 2 * kWarpSize, kLLMaxNThreads, kLLMaxNThreads);
+  paramLine("NCCL_LL128_NTHREADS", s.ll128NThreadsSet, s.ll128NThreads);
   m.maxThreads[kRing][kLL128] = m.maxThreads[kTree][kLL128] =
       nThreadsFor("NCCL_LL128_NTHREADS", s.ll128NThreads, kLL128MaxNThreads / 4, kLL128MaxNThreads, kLL128MaxNThreads);
 }
@@ -240,6 +247,13 @@ Scope scopeOf(const CommInputs& comm, const Constants& k, const TuneSettings& s)
   return sc;
 }
 
+// NCCL reads the network overhead at the first ring AllGather cell across nodes, then PAT's
+// setting at the first PAT cell: their lines come out in that order.
+void logLoopParams(const CommInputs& comm, const TuneSettings& s) {
+  if (comm.nNodes > 1) paramLine("NCCL_NET_OVERHEAD", s.netOverheadSet, s.netOverhead);
+  paramLine("NCCL_PAT_ENABLE", s.patEnableSet, s.patEnable);
+}
+
 // "\n     Function | LL … | Tree …\n   Broadcast | …" as NCCL embeds it in one INFO line.
 void logEnableMatrix(const Model& m) {
   std::string text = "\n     Function | ";
@@ -295,6 +309,7 @@ bool ll128Auto(const CommInputs& comm, const TuneSettings& s, const GraphInputs&
 }
 
 void applyDisables(const CommInputs& comm, const TuneSettings& s, Model& m) {
+  bool c2cRead = false;
   int algoOn[kNumFuncs][kNumAlgorithms];
   for (int f = 0; f < kNumFuncs; ++f) {
     for (int a = 0; a < kNumAlgorithms; ++a) {
@@ -309,7 +324,11 @@ void applyDisables(const CommInputs& comm, const TuneSettings& s, Model& m) {
     for (int a = 0; a < kNumAlgorithms; ++a) {
       for (int p = 0; p < kNumProtocols; ++p) {
         int pOn = m.protoEnable[c][p];
-        if (pOn == 2 && p == kLL128) pOn = ll128Auto(comm, s, comm.graph(a)) ? 1 : 0;
+        if (pOn == 2 && p == kLL128) {
+          if (!c2cRead) paramLine("NCCL_LL128_C2C", s.ll128C2cSet, s.ll128C2c);
+          c2cRead = true;
+          pOn = ll128Auto(comm, s, comm.graph(a)) ? 1 : 0;
+        }
         if (pOn == 0 || algoOn[c][a] == 0) m.bandwidths[c][a][p] = 0;
       }
     }
@@ -400,6 +419,7 @@ Result<Model> tuneModel(const CommInputs& comm, const Constants& constants, cons
   // POWER: Tree/Simple over PCI costs what the ring does, which favours trees there.
   if (comm.cpuArch == kCpuArchPower) m.constants.hwLatencies[kHwPci][kTree][kSimple] = m.constants.hwLatencies[kHwPci][kRing][kSimple];
   Scope sc = scopeOf(comm, m.constants, s);
+  logLoopParams(comm, s);
   for (int coll = 0; coll < kNumFuncs; ++coll) {
     int nsteps = nStepsOf(coll, comm.nRanks);
     for (int a = 0; a < kNumAlgorithms; ++a) {
@@ -434,6 +454,11 @@ TuneSettings TuneSettings::fromSettings(const config::Settings& settings) {
   s.algo = settings.string("NCCL_ALGO");
   s.proto = settings.string("NCCL_PROTO");
   s.threadThresholds = settings.string("NCCL_THREAD_THRESHOLDS");
+  s.nThreadsSet = settings.isSet("NCCL_NTHREADS");
+  s.ll128NThreadsSet = settings.isSet("NCCL_LL128_NTHREADS");
+  s.patEnableSet = settings.isSet("NCCL_PAT_ENABLE");
+  s.netOverheadSet = settings.isSet("NCCL_NET_OVERHEAD");
+  s.ll128C2cSet = settings.isSet("NCCL_LL128_C2C");
   config::Selection algos = settings.algorithms();
   config::Selection protos = settings.protocols();
   for (size_t f = 0; f < kNumFuncs; ++f) {

@@ -89,6 +89,10 @@ struct TuneSettings {
   std::string algo;             // NCCL_ALGO as written ("" unset)
   std::string proto;            // NCCL_PROTO
   std::string threadThresholds; // NCCL_THREAD_THRESHOLDS
+  // Which integer settings a source set: NCCL logs "NAME set by environment to V." when it
+  // first reads one of them (ncclLoadParam).
+  bool nThreadsSet = false, ll128NThreadsSet = false, patEnableSet = false, netOverheadSet = false,
+       ll128C2cSet = false;
   // enable[f][i] per NCCL_ALGO / NCCL_PROTO: nullopt where the value says nothing about f.
   std::array<std::optional<uint32_t>, kNumFuncs> algoMask{};
   std::array<std::optional<uint32_t>, kNumFuncs> protoMask{};

@@ -386,6 +386,16 @@ TEST(TuneSettings, ThreadCountsAndThresholds) {
     int invalid = 0;
     for (const std::string& l : cap.lines()) invalid += l.find("Invalid NCCL_NTHREADS 100 (must be a multiple of 32)") != std::string::npos;
     EXPECT_EQ(invalid, 3);  // NCCL checks it for ring Simple, tree Simple and LL
+    std::vector<std::string> l = cap.lines();
+    // ncclLoadParam's line comes first, once, where NCCL first reads the setting.
+    auto at = [&l](const std::string& text) {
+      for (size_t i = 0; i < l.size(); ++i)
+        if (l[i].find(text) != std::string::npos) return static_cast<int>(i);
+      return -1;
+    };
+    EXPECT_GE(at("NCCL_NTHREADS set by environment to 100."), 0);
+    EXPECT_LT(at("NCCL_NTHREADS set by environment to 100."), at("Invalid NCCL_NTHREADS 100"));
+    EXPECT_LT(at("Invalid NCCL_NTHREADS 100"), at("NCCL_LL128_NTHREADS set by environment to 96."));
   }
   EXPECT_EQ(run(c, settingsOf({{"NCCL_NTHREADS", "1024"}})).maxThreads[kRing][kSimple], 512);
   EXPECT_EQ(run(c, settingsOf({{"NCCL_NTHREADS", "32"}})).maxThreads[kTree][kSimple], 64);
