@@ -25,10 +25,10 @@ Result<OfflineComm> simulateComm(const topo::TopoXml& topo, const topo::OfflineO
   return out;
 }
 
-Result<Tuned> tuneComm(const OfflineComm& c, const config::Settings& settings, const Constants& constants) {
+Result<Tuned> tuneComm(const topo::SimulatedNode& rank0, const connect::Connection& conn,
+                       const config::Settings& settings, const Constants& constants) {
   Tuned t;
-  const topo::SimulatedNode& rank0 = c.domains.front();
-  WEFT_ASSIGN_OR_RETURN(t.comm, commInputs(rank0.system, rank0.graphs, c.conn, P2pSettings::fromSettings(settings)));
+  WEFT_ASSIGN_OR_RETURN(t.comm, commInputs(rank0.system, rank0.graphs, conn, P2pSettings::fromSettings(settings)));
   t.settings = TuneSettings::fromSettings(settings);
   log::ScopedDevice dev(0);
   WEFT_ASSIGN_OR_RETURN(t.model, tuneModel(t.comm, constants, t.settings));

@@ -36,10 +36,15 @@ struct Tuned {
   Model model;
 };
 
-// Builds rank 0's inputs and runs the model, logging NCCL's lines for rank 0 ("[0]"): the
+// Builds rank 0's inputs from its simulated node (rank0: its system and graphs) and the
+// connected communicator, and runs the model, logging NCCL's lines for rank 0 ("[0]"): the
 // table, threadThresholds and the channel summary. `constants` are the model's constants
 // (defaults, or as a tuner plugin edited them).
-Result<Tuned> tuneComm(const OfflineComm& comm, const config::Settings& settings,
-                       const Constants& constants = defaultConstants());
+Result<Tuned> tuneComm(const topo::SimulatedNode& rank0, const connect::Connection& conn,
+                       const config::Settings& settings, const Constants& constants = defaultConstants());
+inline Result<Tuned> tuneComm(const OfflineComm& comm, const config::Settings& settings,
+                              const Constants& constants = defaultConstants()) {
+  return tuneComm(comm.domains.front(), comm.conn, settings, constants);
+}
 
 }  // namespace weft::tune

@@ -15,5 +15,6 @@ void addSearchCommand(CLI::App& app);
 void addNetTestCommand(CLI::App& app);
 void addInfoCommands(CLI::App& app);
 void addPerfCommand(CLI::App& app);
+void addTuneCommand(CLI::App& app);
 
 }  // namespace weft::tool
