@@ -268,7 +268,8 @@ void logEnableMatrix(const Model& m) {
     for (int a = 0; a < kNumAlgorithms; ++a) text += strprintf("%13d  ", m.algoEnable[f][a]);
     text += "\n";
   }
-  // NCCL builds the text in a 1024-byte buffer.
+  // NCCL builds the text in a 1024-byte buffer. Its final newline makes NCCL's log show a blank
+  // line after the matrix; weft's logger drops a message's trailing newlines.
   if (text.size() > 1023) text.resize(1023);
   WEFT_INFO(log::kEnv, "Enabled NCCL Func/Proto/Algo Matrix:%s", text.c_str());
 }

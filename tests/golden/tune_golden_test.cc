@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,75 +16,12 @@
 #include "core/tune/offline.h"
 #include "core/tune/select.h"
 #include "tests/support/corpus.h"
+#include "tests/support/tune_corpus.h"
 
 namespace weft::tune {
 namespace {
 
-namespace fs = std::filesystem;
-
-struct Case {
-  std::string name;
-  int nodes = 1;
-  fs::path topology;
-  std::vector<std::pair<std::string, std::string>> env;
-  std::map<std::string, std::string> comm;               // "# comm" fields
-  std::map<std::string, std::map<std::string, std::string>> graphs;  // "# graph NAME" fields
-  std::vector<std::string> info;                         // "[0] NCCL INFO " payloads, in order
-  std::vector<std::vector<std::string>> tune, tunech, cost;  // fields after the tag
-};
-
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-std::map<std::string, std::string> pairs(const std::vector<std::string>& w, size_t from) {
-  std::map<std::string, std::string> m;
-  for (size_t i = from; i + 1 < w.size(); i += 2) m[w[i]] = w[i + 1];
-  return m;
-}
-
-Case parseCase(const fs::path& log) {
-  Case c;
-  c.name = log.filename().string();
-  std::istringstream in(test::readFile(log));
-  static const std::regex kHeader(R"((\d+) identical node\(s\) built from (\S+), env: (.*)$)");
-  const std::string kInfo = "[0] NCCL INFO ";
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (line.rfind("# oracle:", 0) == 0 && std::regex_search(line, m, kHeader)) {
-      c.nodes = std::stoi(m[1]);
-      c.topology = test::corpusDir() / m[2].str();
-      for (const std::string& kv : words(m[3]))
-        if (size_t eq = kv.find('='); eq != std::string::npos) c.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    } else if (line.rfind("# comm ", 0) == 0) {
-      c.comm = pairs(words(line), 2);
-    } else if (line.rfind("# graph ", 0) == 0) {
-      std::vector<std::string> w = words(line);
-      c.graphs[w[2]] = pairs(w, 3);
-    } else if (line.rfind(kInfo, 0) == 0) {
-      c.info.push_back(line.substr(kInfo.size()));
-    } else if (line.rfind("TUNE ", 0) == 0 || line.rfind("TUNECH ", 0) == 0 || line.rfind("COST ", 0) == 0) {
-      std::vector<std::string> w = words(line);
-      std::string tag = w[0];
-      w.erase(w.begin());
-      (tag == "TUNE" ? c.tune : tag == "TUNECH" ? c.tunech : c.cost).push_back(std::move(w));
-    }
-  }
-  return c;
-}
-
-std::vector<fs::path> corpusLogs() {
-  std::vector<fs::path> out;
-  fs::path dir = test::corpusDir() / "reference-nccl-2.28.9-tuning";
-  if (!fs::exists(dir)) return out;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".log") out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using Case = test::TuneCase;
 
 int funcOf(const std::string& name) {
   static const std::map<std::string, int> kFuncs = {{"broadcast", kBroadcast},   {"reduce", kReduce},
@@ -263,12 +199,12 @@ void runCase(const Case& c, Totals& totals) {
 
 TEST(TuneGolden, EveryCorpusCaseMatchesNccl) {
   WEFT_REQUIRE_CORPUS();
-  std::vector<fs::path> logs = corpusLogs();
-  ASSERT_GE(logs.size(), 10u);
+  std::vector<Case> cases = test::tuneCases();
+  ASSERT_GE(cases.size(), 10u);
   Totals totals;
-  for (const fs::path& log : logs) runCase(parseCase(log), totals);
+  for (const Case& c : cases) runCase(c, totals);
   std::printf("tune golden: %zu cases; INFO lines %d/%d, TUNE %d/%d, TUNECH %d/%d, COST cells %d/%d match\n",
-              logs.size(), totals.info.matched, totals.info.cells, totals.tune.matched, totals.tune.cells,
+              cases.size(), totals.info.matched, totals.info.cells, totals.tune.matched, totals.tune.cells,
               totals.tunech.matched, totals.tunech.cells, totals.cost.matched, totals.cost.cells);
 }
 

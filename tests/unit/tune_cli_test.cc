@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "core/base/strings.h"
 #include "tests/support/corpus.h"
 #include "tests/support/tool.h"
+#include "tests/support/tune_corpus.h"
 
 namespace weft::tune {
 namespace {
@@ -27,87 +29,58 @@ Outcome run(const std::string& command) { return test::runCommand(command); }
 std::string weft() { return test::weftTool(); }
 
 // The tool with NCCL's logging of the tuning subsystems and no other settings of this shell.
-std::string tool(const std::string& args) {
-  return "env -u NCCL_ALGO -u NCCL_PROTO -u WEFT_CONFIG NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV " + weft() +
-         " " + args;
+// `env` holds the run's own NAME='VALUE ' assignments.
+std::string tool(const std::string& args, const std::string& env = "") {
+  return "env -u NCCL_ALGO -u NCCL_PROTO -u WEFT_CONFIG NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV " + env +
+         weft() + " " + args;
 }
 
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
-struct CorpusCase {
-  std::string name;
-  std::string topology;
-  int nodes = 1;
-  std::vector<std::string> info;  // whole "[0] NCCL INFO ..." lines
-  std::map<std::string, std::string> tune;  // "AllReduce 8" -> "Tree LL 25.200"
-};
-
-std::vector<CorpusCase> corpusCases() {
-  std::vector<CorpusCase> out;
-  fs::path dir = test::corpusDir() / "reference-nccl-2.28.9-tuning";
-  if (!fs::exists(dir)) return out;
+// "Broadcast" for the corpus's "broadcast".
+std::string collName(const std::string& lower) {
   static const std::map<std::string, std::string> kNames = {{"allreduce", "AllReduce"},
                                                             {"allgather", "AllGather"},
                                                             {"reducescatter", "ReduceScatter"},
                                                             {"broadcast", "Broadcast"},
                                                             {"reduce", "Reduce"}};
-  static const std::regex kHeader(R"((\d+) identical node\(s\) built from (\S+), env: -$)");
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().extension() != ".log") continue;
-    CorpusCase c;
-    c.name = e.path().filename().string();
-    for (const std::string& l : lines(test::readFile(e.path()))) {
-      std::smatch m;
-      if (l.rfind("# oracle:", 0) == 0 && std::regex_search(l, m, kHeader)) {
-        c.nodes = std::stoi(m[1]);
-        c.topology = (test::corpusDir() / m[2].str()).string();
-      } else if (l.rfind("[0] NCCL INFO ", 0) == 0) {
-        c.info.push_back(l);
-      } else if (l.rfind("TUNE ", 0) == 0) {
-        std::istringstream w(l);
-        std::string tag, coll, bytes, algo, proto, time;
-        w >> tag >> coll >> bytes >> algo >> proto >> time;
-        c.tune[kNames.at(coll) + " " + bytes] = algo + " " + proto + " " + time;
-      }
-    }
-    if (!c.topology.empty()) out.push_back(std::move(c));
-  }
+  auto it = kNames.find(lower);
+  return it == kNames.end() ? lower : it->second;
+}
+
+// The case's settings as shell assignments.
+std::string envOf(const test::TuneCase& c) {
+  std::string out;
+  for (const auto& [k, v] : c.env) out += k + "='" + v + "' ";
   return out;
 }
 
 TEST(TuneCli, InfoLinesAndJsonChoicesEqualNcclOnEveryCorpusCase) {
   WEFT_REQUIRE_CORPUS();
-  std::vector<CorpusCase> cases = corpusCases();
+  std::vector<test::TuneCase> cases = test::tuneCases();
   ASSERT_GE(cases.size(), 10u);
   static const std::regex kChoice(
       R"re(\{"coll":"(\w+)","bytes":(\d+),"algo":"(\w+)","proto":"(\w+)","channels":\d+,"threads":\d+,"time_us":([0-9.eE+-]+)\})re");
-  for (const CorpusCase& c : cases) {
+  for (const test::TuneCase& c : cases) {
     SCOPED_TRACE(c.name);
-    Outcome text = run(tool("tune " + c.topology + " --nodes " + std::to_string(c.nodes)));
+    std::map<std::string, std::string> tune;  // "AllReduce 8" -> "Tree LL 25.200"
+    for (const auto& t : c.tune) tune[collName(t[0]) + " " + t[1]] = t[2] + " " + t[3] + " " + t[4];
+    std::string args = "tune " + c.topology.string() + " --nodes " + std::to_string(c.nodes);
+    Outcome text = run(tool(args, envOf(c)));
     ASSERT_EQ(text.rc, 0) << text.out;
-    std::vector<std::string> info;
-    for (const std::string& l : lines(text.out))
-      if (l.rfind("[0] NCCL INFO ", 0) == 0) info.push_back(l);
-    EXPECT_EQ(info, c.info);
+    EXPECT_EQ(test::infoMessages(text.out), c.info);
 
-    Outcome json = run(tool("tune " + c.topology + " --nodes " + std::to_string(c.nodes) + " --format json"));
+    Outcome json = run(tool(args + " --format json", envOf(c)));
     ASSERT_EQ(json.rc, 0) << json.out;
     size_t seen = 0;
     for (std::sregex_iterator it(json.out.begin(), json.out.end(), kChoice), end; it != end; ++it) {
       const std::smatch& m = *it;
       std::string key = m[1].str() + " " + m[2].str();
-      auto want = c.tune.find(key);
-      ASSERT_NE(want, c.tune.end()) << key;
+      auto want = tune.find(key);
+      ASSERT_NE(want, tune.end()) << key;
       std::string got = m[3].str() + " " + m[4].str() + " " + strprintf("%.3f", std::stod(m[5].str()));
       EXPECT_EQ(got, want->second) << key;
       ++seen;
     }
-    EXPECT_EQ(seen, c.tune.size());
+    EXPECT_EQ(seen, tune.size());
   }
 }
 
@@ -145,6 +118,33 @@ TEST(TuneCli, ExplainPrintsTheWholeTableAndBadArgumentsFail) {
   Outcome help = run(weft() + " tune --help");
   EXPECT_EQ(help.rc, 0);
   EXPECT_NE(help.out.find("NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace weft::tune
+
+namespace weft::tune {
+namespace {
+
+TEST(TuneCli, SettingsPrintTheirLinesAndTheMatrixAsOneMessage) {
+  WEFT_REQUIRE_CORPUS();
+  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
+  Outcome o = run(tool("tune " + topo + " --nodes 2 --coll allreduce --sizes 1M",
+                       "NCCL_PROTO='^LL128' NCCL_ALGO='ring;allreduce:tree' NCCL_NTHREADS=128 "));
+  ASSERT_EQ(o.rc, 0) << o.out;
+  std::vector<std::string> info = test::infoMessages(o.out);
+  ASSERT_GE(info.size(), 5u);
+  EXPECT_EQ(info[0], "NCCL_NTHREADS set by environment to 128.");
+  EXPECT_EQ(info[1], "NCCL_PROTO set by environment to ^LL128");
+  EXPECT_EQ(info[2], "NCCL_ALGO set by environment to ring;allreduce:tree");
+  const std::string& matrix = info[3];
+  EXPECT_EQ(matrix.rfind("Enabled NCCL Func/Proto/Algo Matrix:\n     Function |", 0), 0u) << matrix;
+  EXPECT_EQ(std::count(matrix.begin(), matrix.end(), '\n'), 6) << matrix;  // header and 5 functions
+  EXPECT_NE(matrix.find("\n    AllReduce |        1         0         1   |             1              0  "),
+            std::string::npos)
+      << matrix;
+  EXPECT_EQ(info[4].rfind("  Algorithm   |", 0), 0u) << info[4];
+  EXPECT_NE(o.out.find("  AllReduce            1048576  Tree          Simple"), std::string::npos) << o.out;
 }
 
 }  // namespace
