@@ -1,6 +1,8 @@
 #include "core/tune/select.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <initializer_list>
 
 #include "core/base/log.h"
 #include "core/base/strings.h"
@@ -33,13 +35,19 @@ void channelsAndThreads(const CommInputs& comm, const Model& model, std::size_t 
   int nc = comm.nChannels;
   int nt = model.maxThreads[c.algo][c.proto];
   int threshold = static_cast<int>(model.threadThresholds[c.algo][c.proto]);
-  // Products are ints in NCCL, compared with the size_t byte count.
-  auto below = [nBytes](long long v) { return v < 0 || nBytes < static_cast<std::size_t>(v); };
+  // NCCL multiplies ints (a product past INT_MAX wraps, as it does in practice) and compares the
+  // result, sign-extended to size_t, with the byte count.
+  auto below = [nBytes](std::initializer_list<int> factors) {
+    uint32_t product = 1;
+    for (int f : factors) product *= static_cast<uint32_t>(f);
+    auto asInt = static_cast<int32_t>(product);
+    return nBytes < static_cast<std::size_t>(static_cast<int64_t>(asInt));
+  };
   if (c.algo == kCollnetDirect) {
     int ncSwitch = 16;
     bool more = true;
     while (ncSwitch >= 1 && more) {
-      while ((more = below(static_cast<long long>(nc) * nt * comm.collnetDirectHeads * threshold)) && nc > ncSwitch) {
+      while ((more = below({nc, nt, comm.collnetDirectHeads, threshold})) && nc > ncSwitch) {
         if (nc == ncSwitch + ncSwitch / 2) threshold /= 2;
         nc--;
       }
@@ -49,10 +57,10 @@ void channelsAndThreads(const CommInputs& comm, const Model& model, std::size_t 
     // NVLS needs no more than its own channels for peak bandwidth.
     nc = comm.nNodes > 1 && c.algo == kNvls ? std::min(comm.nvlsChannels, comm.nChannels) : comm.nvlsChannels;
   } else {
-    while (below(static_cast<long long>(nc) * nt * threshold) && nc >= 2) nc--;
+    while (below({nc, nt, threshold}) && nc >= 2) nc--;
   }
   if (c.algo != kNvls && c.algo != kNvlsTree && c.algo != kCollnetDirect) {
-    while (below(static_cast<long long>(nc) * nt * threshold) && nt % 128 == 0) nt /= 2;
+    while (below({nc, nt, threshold}) && nt % 128 == 0) nt /= 2;
   }
   if (c.proto == kSimple) {
     if (c.algo == kRing) nt += kWarpSize;      // a sync warp

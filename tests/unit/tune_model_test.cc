@@ -437,6 +437,18 @@ TEST(TuneSelect, ChannelsAndThreadsShrinkForSmallSizes) {
   EXPECT_EQ(big->nThreads, 544);
 }
 
+TEST(TuneSelect, HugeThresholdsWrapLikeNcclsIntProducts) {
+  CommInputs c = hopper(1);
+  TuneSettings s = settingsOf({{"NCCL_ALGO", "ring"}, {"NCCL_PROTO", "simple"}, {"NCCL_THREAD_THRESHOLDS", "-1 -1 -1 -1 -1 2000000"}});
+  Model m = run(c, s);
+  auto ch = choose(c, m, s, Operation{.func = kAllReduce, .bytes = 1u << 30}, nullptr);
+  ASSERT_TRUE(ch.isOk());
+  // nc x 512 x 2e6 wraps in 32 bits: negative (always "more than the bytes") at 16 and 15
+  // channels, 1451098112 at 14, 427098112 at 13 (below 1 GiB): NCCL stops at 13.
+  EXPECT_EQ(ch->nMaxChannels, 13);
+  EXPECT_EQ(ch->nThreads, 544);
+}
+
 TEST(TuneSelect, TunerHookSeesTheTableAndSetsChannels) {
   CommInputs c = hopper(2);
   Model m = run(c);
