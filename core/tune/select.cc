@@ -81,8 +81,9 @@ float algoTime(const CommInputs& comm, const Model& model, int func, int algo, i
   if (bw == 0) return -1.0f;
   int logSize = log2i(bytes >> 6);
   if (algo == kTree && func == kAllReduce && logSize >= 0 && logSize < 23) bw *= kTreeCorrection[proto][logSize];
-  if (algo == kRing && proto == kSimple && comm.nNodes > 1 && func == kAllReduce &&
-      bytes / static_cast<std::size_t>(comm.nChannels * comm.nRanks) >= 64) {
+  std::size_t perChannelRank = static_cast<std::size_t>(comm.nChannels) * static_cast<std::size_t>(comm.nRanks);
+  if (algo == kRing && proto == kSimple && comm.nNodes > 1 && func == kAllReduce && perChannelRank > 0 &&
+      bytes / perChannelRank >= 64) {
     lat = static_cast<float>(lat * (comm.minCompCap < 80 ? 1.9 : 1.4));  // the ring's plateau
   }
   // Batched operations share the launch latency, except on rings.

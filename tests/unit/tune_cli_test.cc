@@ -149,3 +149,29 @@ TEST(TuneCli, SettingsPrintTheirLinesAndTheMatrixAsOneMessage) {
 
 }  // namespace
 }  // namespace weft::tune
+
+namespace weft::tune {
+namespace {
+
+TEST(TuneCli, AnOperationNcclWouldFailIsReportedOnItsRow) {
+  WEFT_REQUIRE_CORPUS();
+  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
+  // No tree for Broadcast: NCCL fails that operation with a WARN; the other rows stay.
+  Outcome json = run(tool("tune " + topo + " --coll allreduce,broadcast --sizes 1M --format json 2>/dev/null | cat",
+                          "NCCL_ALGO=tree "));
+  ASSERT_EQ(json.rc, 0) << json.out;
+  ASSERT_EQ(json.out.rfind("{\"weft\":", 0), 0u) << json.out;  // stdout is one JSON document (the WARN: stderr)
+  EXPECT_NE(json.out.find("{\"coll\":\"AllReduce\",\"bytes\":1048576,\"algo\":\"Tree\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("{\"coll\":\"Broadcast\",\"bytes\":1048576,\"error\":\"no algorithm/protocol available for "
+                          "function Broadcast with datatype ncclFloat32. NCCL_ALGO was set to tree.\"}"),
+            std::string::npos)
+      << json.out;
+  Outcome text = run(tool("tune " + topo + " --coll broadcast --sizes 1M", "NCCL_ALGO=tree "));
+  ASSERT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("NCCL WARN Error : no algorithm/protocol available for function Broadcast"), std::string::npos);
+  EXPECT_NE(text.out.find("  Broadcast            1048576  invalid usage: no algorithm/protocol"), std::string::npos)
+      << text.out;
+}
+
+}  // namespace
+}  // namespace weft::tune

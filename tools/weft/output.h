@@ -19,7 +19,7 @@ int fail(const char* what, const Status& status);
 
 // Sets the process logger up for an offline command whose output is NCCL's INFO lines: "[rank]"
 // prefix, lines on stdout (sharing its buffer), INFO of `defaultMask` unless NCCL_DEBUG /
-// NCCL_DEBUG_SUBSYS say otherwise; only warnings with `quiet` (JSON output, --quiet).
+// NCCL_DEBUG_SUBSYS say otherwise; only warnings, on stderr, with `quiet` (JSON output, --quiet).
 void configureOfflineLogger(uint64_t defaultMask, bool quiet);
 
 // Settings as a communicator on `nodes` identical nodes of `topo` would see them: environment,

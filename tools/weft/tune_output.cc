@@ -94,17 +94,23 @@ Status printTuneText(const tune::Tuned& t, const TuneRequest& r) {
               "time_us");
   for (int f : r.funcs) {
     for (std::size_t bytes : r.sizes) {
-      WEFT_ASSIGN_OR_RETURN(tune::Choice c, chooseOne(t, f, bytes, nullptr));
-      std::printf("  %-13s %14zu  %-13s %-6s %8d %7d %13.3f\n", tune::funcName(f), bytes, tune::algoName(c.algo),
-                  tune::protoName(c.proto), c.nMaxChannels, c.nThreads, static_cast<double>(c.timeUs));
+      // NCCL fails such an operation (NCCL_ALGO/NCCL_PROTO left nothing for it): say so, go on.
+      auto c = chooseOne(t, f, bytes, nullptr);
+      if (!c.isOk()) {
+        std::printf("  %-13s %14zu  %s\n", tune::funcName(f), bytes, c.status().toString().c_str());
+        continue;
+      }
+      std::printf("  %-13s %14zu  %-13s %-6s %8d %7d %13.3f\n", tune::funcName(f), bytes, tune::algoName(c->algo),
+                  tune::protoName(c->proto), c->nMaxChannels, c->nThreads, static_cast<double>(c->timeUs));
     }
   }
   if (!r.explain) return Status::ok();
   for (int f : r.funcs) {
     tune::CostTable table;
-    WEFT_ASSIGN_OR_RETURN(tune::Choice c, chooseOne(t, f, *r.explain, &table));
+    auto choice = chooseOne(t, f, *r.explain, &table);
     std::printf("\n# cost table: %s, %zu bytes (µs; - where NCCL would not use the cell)\n", tune::funcName(f),
                 *r.explain);
+    tune::Choice c = choice.isOk() ? *choice : tune::Choice{};
     std::printf("  %-13s %12s %12s %12s\n", "", tune::protoName(0), tune::protoName(1), tune::protoName(2));
     for (int a = 0; a < tune::kNumAlgorithms; ++a) {
       std::printf("  %-13s", tune::algoName(a));
@@ -114,6 +120,10 @@ Status printTuneText(const tune::Tuned& t, const TuneRequest& r) {
         else std::printf(" %11.3f%s", static_cast<double>(v), a == c.algo && p == c.proto ? "*" : " ");
       }
       std::printf("\n");
+    }
+    if (!choice.isOk()) {
+      std::printf("  => %s\n", choice.status().toString().c_str());
+      continue;
     }
     std::printf("  => %s/%s, %d channels, %d threads, %.3f us\n", tune::algoName(c.algo), tune::protoName(c.proto),
                 c.nMaxChannels, c.nThreads, static_cast<double>(c.timeUs));
@@ -125,8 +135,13 @@ Status writeTuneJson(JsonWriter& w, const tune::Tuned& t, const TuneRequest& r) 
   w.key("choices").beginArray();
   for (int f : r.funcs) {
     for (std::size_t bytes : r.sizes) {
-      WEFT_ASSIGN_OR_RETURN(tune::Choice c, chooseOne(t, f, bytes, nullptr));
+      auto choice = chooseOne(t, f, bytes, nullptr);
       w.beginObject().field("coll", tune::funcName(f)).field("bytes", static_cast<int64_t>(bytes));
+      if (!choice.isOk()) {
+        w.field("error", choice.status().message()).endObject();
+        continue;
+      }
+      const tune::Choice& c = *choice;
       w.field("algo", tune::algoName(c.algo)).field("proto", tune::protoName(c.proto));
       w.field("channels", c.nMaxChannels).field("threads", c.nThreads);
       // NCCL's float with the three decimals NCCL's tools print.
@@ -139,7 +154,7 @@ Status writeTuneJson(JsonWriter& w, const tune::Tuned& t, const TuneRequest& r) 
   w.key("explain").beginArray();
   for (int f : r.funcs) {
     tune::CostTable table;
-    WEFT_ASSIGN_OR_RETURN(tune::Choice c, chooseOne(t, f, *r.explain, &table));
+    auto choice = chooseOne(t, f, *r.explain, &table);
     w.beginObject().field("coll", tune::funcName(f)).field("bytes", static_cast<int64_t>(*r.explain));
     w.key("table").beginObject();
     for (int a = 0; a < tune::kNumAlgorithms; ++a) {
@@ -152,7 +167,9 @@ Status writeTuneJson(JsonWriter& w, const tune::Tuned& t, const TuneRequest& r) 
       w.endObject();
     }
     w.endObject();
-    w.field("algo", tune::algoName(c.algo)).field("proto", tune::protoName(c.proto)).endObject();
+    if (choice.isOk()) w.field("algo", tune::algoName(choice->algo)).field("proto", tune::protoName(choice->proto));
+    else w.field("error", choice.status().message());
+    w.endObject();
   }
   w.endArray();
   return Status::ok();

@@ -25,7 +25,9 @@ struct TuneRequest {
 // from 8 B to 1 GiB; "4K", "1M,3M") and --explain ("" when absent).
 Result<TuneRequest> parseTuneRequest(const std::string& colls, const std::string& sizes, const std::string& explain);
 
-// Text: one table of choices, then the cost tables of --explain.
+// Text: one table of choices, then the cost tables of --explain. An operation NCCL would fail
+// (NCCL_ALGO/NCCL_PROTO leave it nothing) gets its error on its row (JSON: "error"), after
+// NCCL's WARN line.
 Status printTuneText(const tune::Tuned& tuned, const TuneRequest& request);
 
 // JSON: "choices": [{"coll","bytes","algo","proto","channels","threads","time_us"}, …] and, with
