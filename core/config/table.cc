@@ -133,8 +133,7 @@ std::vector<SettingDef> tuneRows() {
        .doc = "Network post overhead in ns added per inter-node ring step (auto: 2000 on AMD x86, else 1000)",
        .module = "tune"},
       {.name = "NCCL_LL128_C2C", .type = Type::kInt, .defaultValue = "1",
-       .doc = "1: LL128 stays on over PXN and C2C paths on sm90+; 0: only up to PXB", .module = "tune",
-       .range = kFlag},
+       .doc = "Not 0: LL128 stays on over PXN and C2C paths on sm90+; 0: only up to PXB", .module = "tune"},
       {.name = "NCCL_THREAD_THRESHOLDS", .type = Type::kString, .defaultValue = "",
        .doc = "Bytes per thread before more threads and channels are used: up to six integers, Tree LL LL128 "
               "Simple then Ring LL LL128 Simple (negative: default)",

@@ -24,19 +24,19 @@ void paramLine(const char* name, bool set, int64_t value) {
 // getNthreads: a set value is checked against the slot's limits (each failure logged), an unset
 // one (<= 0) takes the default.
 int nThreadsFor(const char* name, int64_t env, int min, int max, int def) {
-  if (env <= 0) return def;
-  int64_t nt = env;
+  int nt = static_cast<int>(env);  // NCCL passes the 64-bit parameter as an int
+  if (nt <= 0) return def;
   if (nt % kWarpSize != 0) {
-    WEFT_INFO(log::kGraph | log::kEnv, "Invalid %s %ld (must be a multiple of %d)", name, static_cast<long>(nt), kWarpSize);
+    WEFT_INFO(log::kGraph | log::kEnv, "Invalid %s %d (must be a multiple of %d)", name, nt, kWarpSize);
     nt = max;
   } else if (nt > max) {
-    WEFT_INFO(log::kGraph | log::kEnv, "Invalid %s %ld (maximum %d).", name, static_cast<long>(nt), max);
+    WEFT_INFO(log::kGraph | log::kEnv, "Invalid %s %d (maximum %d).", name, nt, max);
     nt = max;
   } else if (nt < min) {
-    WEFT_INFO(log::kGraph | log::kEnv, "Invalid %s %ld (minimum %d).", name, static_cast<long>(nt), min);
+    WEFT_INFO(log::kGraph | log::kEnv, "Invalid %s %d (minimum %d).", name, nt, min);
     nt = min;
   }
-  return static_cast<int>(nt);
+  return nt;
 }
 
 void setMaxThreads(const CommInputs& comm, const TuneSettings& s, Model& m) {
@@ -405,8 +405,9 @@ void setThreadThresholds(const CommInputs& comm, const TuneSettings& s, Model& m
 }  // namespace
 
 bool patEnabled(const CommInputs& comm, const TuneSettings& s) {
-  if (comm.minCompCap < 60) return false;  // CUDA atomics need sm60
-  if (s.patEnable != 2) return s.patEnable != 0;
+  int enable = static_cast<int>(s.patEnable);  // an int in NCCL
+  if (comm.minCompCap < 60) return false;      // CUDA atomics need sm60
+  if (enable != 2) return enable != 0;
   return comm.nNodes == comm.nRanks && comm.netDeviceType == kNetDeviceHost;  // one GPU per node, no offload
 }
 
