@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "core/base/strings.h"
 #include "core/config/settings.h"
 #include "core/tune/model.h"
 #include "core/tune/select.h"
@@ -297,6 +298,43 @@ TEST(TuneModel, LatenciesOfTwoIntelNodes) {
   amd.cpuVendor = kCpuVendorAmd;
   Model a = run(amd);
   EXPECT_NEAR(a.latencies[kAllReduce][kRing][kLL], 6.6f + 28 * 2.0f + 2 * 2.7f, 1e-3);
+}
+
+// A public NCCL 2.29.7 log (print code unchanged from 2.28.9; nccl-tuning-facts.md §2.9): two
+// ranks of one GPU each as two nodes over sockets, one 2.4 GB/s ring channel. Its table rows:
+//   Broadcast | ... |  9.3/ 1.2 | 18.0/ 0.0 | 22.4/ 2.4 |
+//   AllGather | ... | 11.6/ 2.4 | 22.5/ 0.0 | 22.4/ 4.8 |   and Ring/Simple Max NThreads 256.
+TEST(TuneModel, PublicLogOfTwoSocketNodes) {
+  CommInputs c;
+  c.nRanks = c.nNodes = 2;
+  c.localRanks = c.minLocalRanks = c.maxLocalRanks = 1;
+  c.nodeLocalRanks = {1, 1};
+  c.minCompCap = c.maxCompCap = 80;
+  c.nChannels = 2;
+  for (int a : {kTree, kRing}) {
+    GraphInputs& g = c.graphs[static_cast<size_t>(a)];
+    g.nChannels = 1;
+    g.sameChannels = 1;
+    g.bwIntra = g.bwInter = 2.4f;
+    g.typeInter = 10;  // NET
+  }
+  TuneSettings defaults;
+  Model m = run(c, defaults);
+  auto cell = [&m](int f, int p) {
+    return strprintf("%8.1f/%6.1f", static_cast<double>(m.latencies[f][kRing][p]), static_cast<double>(m.bandwidths[f][kRing][p]));
+  };
+  EXPECT_EQ(cell(kBroadcast, kLL), "     9.3/   1.2");
+  EXPECT_EQ(cell(kBroadcast, kLL128), "    18.0/   0.0");
+  EXPECT_EQ(cell(kBroadcast, kSimple), "    22.4/   2.4");
+  EXPECT_EQ(cell(kAllGather, kLL), "    11.6/   2.4");
+  EXPECT_EQ(cell(kAllGather, kLL128), "    22.5/   0.0");
+  EXPECT_EQ(cell(kAllGather, kSimple), "    22.4/   4.8");
+  EXPECT_EQ(m.maxThreads[kRing][kSimple], 256);
+  // Its per-operation lines pick RING/SIMPLE for a 32 KiB Broadcast (36.1 µs against LL's 36.6).
+  auto ch = choose(c, m, defaults, Operation{.func = kBroadcast, .bytes = 32768}, nullptr);
+  ASSERT_TRUE(ch.isOk());
+  EXPECT_EQ(ch->algo, kRing);
+  EXPECT_EQ(ch->proto, kSimple);
 }
 
 TEST(TuneModel, PowerCpuMakesTreeSimpleAsCheapAsTheRing) {
