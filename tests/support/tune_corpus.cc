@@ -1,7 +1,7 @@
 #include "tests/support/tune_corpus.h"
 
 #include <algorithm>
-#include <regex>
+#include <cstdlib>
 #include <sstream>
 
 #include "tests/support/corpus.h"
@@ -29,16 +29,46 @@ bool isRecord(const std::string& l) {
   return l.rfind("TUNE ", 0) == 0 || l.rfind("TUNECH ", 0) == 0 || l.rfind("COST ", 0) == 0;
 }
 
-// "NAME=VALUE NAME='a b' NAME=\"a b\"" after "env: "; "-" is none.
+// "NAME=VALUE NAME='a b' NAME=\"a b\"" after "env: "; "-" is none. (No std::regex: GCC 12
+// warns inside it under the sanitizers.)
 std::vector<std::pair<std::string, std::string>> parseEnv(const std::string& text) {
   std::vector<std::pair<std::string, std::string>> out;
-  static const std::regex kAssign(R"re(([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|'[^']*'|\S*))re");
-  for (std::sregex_iterator it(text.begin(), text.end(), kAssign), end; it != end; ++it) {
-    std::string v = (*it)[2].str();
-    if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
-    out.emplace_back((*it)[1].str(), v);
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t eq = text.find('=', i);
+    if (eq == std::string::npos) break;
+    std::string name = text.substr(i, eq - i);
+    size_t v = eq + 1, end;
+    std::string value;
+    if (v < text.size() && (text[v] == '"' || text[v] == '\'')) {
+      end = text.find(text[v], v + 1);
+      if (end == std::string::npos) end = text.size();
+      value = text.substr(v + 1, end - v - 1);
+      ++end;
+    } else {
+      end = text.find(' ', v);
+      if (end == std::string::npos) end = text.size();
+      value = text.substr(v, end - v);
+    }
+    if (!name.empty() && name.find(' ') == std::string::npos) out.emplace_back(name, value);
+    i = end;
   }
   return out;
+}
+
+// "... N identical node(s) built from PATH, env: ENV" -> N, PATH, ENV.
+bool parseHeader(const std::string& line, int& nodes, std::string& path, std::string& env) {
+  const std::string kNodes = " identical node(s) built from ", kEnv = ", env: ";
+  size_t at = line.find(kNodes);
+  size_t envAt = line.rfind(kEnv);
+  if (at == std::string::npos || envAt == std::string::npos || envAt < at) return false;
+  size_t numStart = line.rfind(' ', at - 1);
+  numStart = numStart == std::string::npos ? 0 : numStart + 1;
+  nodes = std::atoi(line.substr(numStart, at - numStart).c_str());
+  path = line.substr(at + kNodes.size(), envAt - at - kNodes.size());
+  env = line.substr(envAt + kEnv.size());
+  return nodes > 0;
 }
 
 TuneCase parseCase(const fs::path& log) {
@@ -46,13 +76,13 @@ TuneCase parseCase(const fs::path& log) {
   c.name = log.filename().string();
   std::string text = readFile(log);
   std::istringstream in(text);
-  static const std::regex kHeader(R"((\d+) identical node\(s\) built from (\S+), env: (.*)$)");
   for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (line.rfind("# oracle:", 0) == 0 && std::regex_search(line, m, kHeader)) {
-      c.nodes = std::stoi(m[1]);
-      c.topology = corpusDir() / m[2].str();
-      c.env = parseEnv(m[3]);
+    int nodes = 0;
+    std::string path, env;
+    if (line.rfind("# oracle:", 0) == 0 && parseHeader(line, nodes, path, env)) {
+      c.nodes = nodes;
+      c.topology = corpusDir() / path;
+      c.env = parseEnv(env);
     } else if (line.rfind("# comm ", 0) == 0) {
       c.comm = pairs(words(line), 2);
     } else if (line.rfind("# graph ", 0) == 0) {
