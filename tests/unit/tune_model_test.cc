@@ -7,6 +7,7 @@
 #include "core/base/strings.h"
 #include "core/config/settings.h"
 #include "core/tune/model.h"
+#include "core/tune/offline.h"
 #include "core/tune/select.h"
 #include "tests/support/log_capture.h"
 
@@ -535,6 +536,45 @@ TEST_F(TuneNoChoice, NothingEnabledIsAnError) {
   ASSERT_FALSE(ch2.isOk());
   EXPECT_EQ(ch2.status().code(), Code::kInternalError);
   (void)plain;
+}
+
+}  // namespace
+}  // namespace weft::tune
+
+namespace weft::tune {
+namespace {
+
+// ncclTopoComputeP2pChannels on the bundled HGX H100 (8 GPUs on NVSwitch, GPUs behind PCIe
+// switches so no NIC count by bandwidth), through the whole offline pipeline.
+CommInputs p2pOf(int nodes, std::initializer_list<std::pair<const char*, const char*>> kv) {
+  config::Settings s;
+  for (const auto& [k, v] : kv) EXPECT_TRUE(s.set(k, v).isOk()) << k;
+  auto topo = topo::TopoXml::load(std::string(WEFT_SOURCE_DIR) + "/examples/topologies/hgx-h100-8gpu.xml");
+  EXPECT_TRUE(topo.isOk());
+  auto comm = simulateComm(*topo, tuneSearchOptions(nodes, s));
+  EXPECT_TRUE(comm.isOk()) << comm.status().toString();
+  std::vector<std::string> discarded;
+  log::ScopedRecorder quiet(&discarded, log::kAll);
+  auto t = tuneComm(*comm, s);
+  EXPECT_TRUE(t.isOk());
+  return t.isOk() ? t->comm : CommInputs{};
+}
+
+TEST(TuneInputs, P2pChannelsFollowNcclsRules) {
+  // One node: 24 channels -> 32; NVLink peers give 2 x 18 links: 32 per peer.
+  CommInputs one = p2pOf(1, {});
+  EXPECT_EQ(one.p2pnChannels, 32);
+  EXPECT_EQ(one.p2pnChannelsPerPeer, 32);
+  // Two nodes: 16 channels; a network peer gets 2 (2 x 16 ranks <= 16 x 4).
+  CommInputs two = p2pOf(2, {});
+  EXPECT_EQ(two.nChannels, 16);
+  EXPECT_EQ(two.p2pnChannels, 16);
+  EXPECT_EQ(two.p2pnChannelsPerPeer, 2);
+  // Sixteen nodes: 2 x 128 ranks > 16 x 4, so one channel per network peer.
+  EXPECT_EQ(p2pOf(16, {}).p2pnChannelsPerPeer, 1);
+  EXPECT_EQ(p2pOf(2, {{"NCCL_MAX_P2P_NCHANNELS", "8"}}).p2pnChannels, 8);
+  EXPECT_EQ(p2pOf(2, {{"NCCL_NCHANNELS_PER_NET_PEER", "3"}}).p2pnChannelsPerPeer, 4);  // a power of two
+  EXPECT_EQ(p2pOf(2, {{"NCCL_NCHANNELS_PER_NET_PEER", "0"}}).p2pnChannelsPerPeer, 2);  // <= 0: unset
 }
 
 }  // namespace
