@@ -1,6 +1,9 @@
 // C ABI over the offline topology pipeline (include/weft/topo.h).
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,19 +12,27 @@
 #include "core/base/strings.h"
 #include "core/config/settings.h"
 #include "core/topo/offline.h"
+#include "core/tune/offline.h"
+#include "core/tune/select.h"
 #include "weft/topo.h"
 
 struct weft_topo_run {
   weft::topo::SimulatedNode node;
   std::string log;
+  // What weft_topo_tune needs, and its communicator and model once built (on first use).
+  weft::topo::TopoXml xml;
+  weft::config::Settings settings;
+  int nodes = 1;
+  std::once_flag tuneOnce;
+  weft::Status tuneStatus;
+  std::unique_ptr<weft::tune::Tuned> tuned;
 };
 
 namespace weft::api {
 namespace {
 
-Result<topo::OfflineOptions> toOptions(const weft_topo_options_t* o) {
+Result<topo::OfflineOptions> toOptions(const weft_topo_options_t* o, config::Settings& settings) {
   topo::OfflineOptions out;
-  config::Settings settings;
   if (o != nullptr) {
     if (o->nodes < 1) return invalidArgument("weft_topo_options_t.nodes must be at least 1");
     out.nodes = o->nodes;
@@ -40,8 +51,10 @@ Result<topo::OfflineOptions> toOptions(const weft_topo_options_t* o) {
 
 // Runs node 0 and keeps the INFO lines it logs (on a private logger sink).
 Status run(const topo::TopoXml& xml, const weft_topo_options_t* options, weft_topo_run_t** out) {
-  WEFT_ASSIGN_OR_RETURN(topo::OfflineOptions o, toOptions(options));
   auto result = std::make_unique<weft_topo_run>();
+  WEFT_ASSIGN_OR_RETURN(topo::OfflineOptions o, toOptions(options, result->settings));
+  result->xml = xml;
+  result->nodes = o.nodes;
   std::vector<std::string> lines;
   log::ScopedRecorder recorder(&lines, log::kGraph);
   WEFT_ASSIGN_OR_RETURN(result->node, topo::simulateNode(xml, 0, o));
@@ -60,6 +73,15 @@ const topo::Graph* graphOf(const weft_topo_run_t* r, int id) {
     case WEFT_GRAPH_COLLNET_DIRECT: return &g.collnetDirect;
   }
   return nullptr;
+}
+
+// The communicator of the run, connected and tuned once. Its INFO lines go to the process
+// logger only (weft_topo_log keeps node 0's search lines).
+Status tuneRun(weft_topo_run_t& r) {
+  WEFT_ASSIGN_OR_RETURN(tune::OfflineComm comm, tune::simulateComm(r.xml, tune::tuneSearchOptions(r.nodes, r.settings)));
+  WEFT_ASSIGN_OR_RETURN(tune::Tuned t, tune::tuneComm(comm, r.settings));
+  r.tuned = std::make_unique<tune::Tuned>(std::move(t));
+  return Status::ok();
 }
 
 char* copyOut(const std::string& s) {
@@ -141,6 +163,26 @@ WEFT_API weft_result_t weft_topo_log(const weft_topo_run_t* run, char** text) {
     if (run == nullptr || text == nullptr) return weft::invalidArgument("weft_topo_log: NULL argument");
     *text = weft::api::copyOut(run->log);
     return *text ? weft::Status::ok() : weft::systemError("out of memory");
+  });
+}
+
+WEFT_API weft_result_t weft_topo_tune(const weft_topo_run_t* run, int coll, size_t bytes, weft_tune_choice_t* choice) {
+  return guard("weft_topo_tune", [&]() -> weft::Status {
+    if (run == nullptr || choice == nullptr) return weft::invalidArgument("weft_topo_tune: run and choice must not be NULL");
+    if (coll < WEFT_COLL_BROADCAST || coll > WEFT_COLL_ALLREDUCE)
+      return weft::invalidArgument(weft::strprintf("weft_topo_tune: collective %d is not WEFT_COLL_BROADCAST..ALLREDUCE", coll));
+    // The tuned communicator is built once; the run stays logically const.
+    auto* r = const_cast<weft_topo_run_t*>(run);
+    std::call_once(r->tuneOnce, [r] { r->tuneStatus = weft::api::tuneRun(*r); });
+    if (!r->tuneStatus.isOk()) return r->tuneStatus;
+    weft::tune::Operation op;
+    op.func = coll;
+    op.bytes = bytes;
+    const weft::tune::Tuned& t = *r->tuned;
+    WEFT_ASSIGN_OR_RETURN(weft::tune::Choice c, weft::tune::choose(t.comm, t.model, t.settings, op, nullptr));
+    *choice = weft_tune_choice_t{c.algo, c.proto, c.nMaxChannels, c.nThreads, c.timeUs,
+                                 weft::tune::algoName(c.algo), weft::tune::protoName(c.proto)};
+    return weft::Status::ok();
   });
 }
 

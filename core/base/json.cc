@@ -91,6 +91,18 @@ JsonWriter& JsonWriter::value(double v) {
   return *this;
 }
 
+JsonWriter& JsonWriter::fixed(double v, int decimals) {
+  separate();
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return *this;
+  }
+  char buf[384];  // DBL_MAX in %f is 309 digits
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  out_ += buf;
+  return *this;
+}
+
 JsonWriter& JsonWriter::value(bool v) {
   separate();
   out_ += v ? "true" : "false";

@@ -20,7 +20,8 @@ class JsonWriter {
   JsonWriter& value(const char* v) { return value(std::string_view(v)); }
   JsonWriter& value(int64_t v);
   JsonWriter& value(int v) { return value(static_cast<int64_t>(v)); }
-  JsonWriter& value(double v);
+  JsonWriter& value(double v);  // %.6g
+  JsonWriter& fixed(double v, int decimals);  // %.*f: every digit up to `decimals` (null if not finite)
   JsonWriter& value(bool v);
   JsonWriter& null();
   template <typename T>

@@ -134,6 +134,37 @@ std::vector<SettingDef> featureRows() {
   };
 }
 
+std::vector<SettingDef> tuneRows() {
+  return {
+      {.name = "NCCL_NTHREADS", .type = Type::kInt, .defaultValue = "-2",
+       .doc = "Threads per block of the LL and Simple kernels: a multiple of 32, 64-512 (auto: 512; 256 for a "
+              "ring under 12 GB/s)",
+       .module = "tune"},
+      {.name = "NCCL_LL128_NTHREADS", .type = Type::kInt, .defaultValue = "-2",
+       .doc = "Threads per block of the LL128 kernels: a multiple of 32, 160-640 (auto: 640)", .module = "tune"},
+      {.name = "NCCL_PAT_ENABLE", .type = Type::kInt, .defaultValue = "2",
+       .doc = "PAT algorithm for AllGather/ReduceScatter: 0 off, 1 on, 2 auto (one GPU per node, no net offload)",
+       .module = "tune"},
+      {.name = "NCCL_NET_OVERHEAD", .type = Type::kInt, .defaultValue = "-2",
+       .doc = "Network post overhead in ns added per inter-node ring step (auto: 2000 on AMD x86, else 1000)",
+       .module = "tune"},
+      {.name = "NCCL_LL128_C2C", .type = Type::kInt, .defaultValue = "1",
+       .doc = "Not 0: LL128 stays on over PXN and C2C paths on sm90+; 0: only up to PXB", .module = "tune"},
+      {.name = "NCCL_THREAD_THRESHOLDS", .type = Type::kString, .defaultValue = "",
+       .doc = "Bytes per thread before more threads and channels are used: up to six integers, Tree LL LL128 "
+              "Simple then Ring LL LL128 Simple (negative: default)",
+       .module = "tune"},
+      {.name = "NCCL_MIN_P2P_NCHANNELS", .type = Type::kInt, .defaultValue = "1",
+       .doc = "Fewest channels for point-to-point operations", .module = "tune", .range = {1, 64}},
+      {.name = "NCCL_MAX_P2P_NCHANNELS", .type = Type::kInt, .defaultValue = "64",
+       .doc = "Most channels for point-to-point operations", .module = "tune", .range = {1, 64}},
+      {.name = "NCCL_NCHANNELS_PER_NET_PEER", .type = Type::kInt, .defaultValue = "",
+       .doc = "Channels per remote peer for point-to-point operations (unset or <= 0: 2, fewer at scale, at "
+              "least one per NIC needed for the GPU's bandwidth)",
+       .module = "tune"},
+  };
+}
+
 std::vector<SettingDef> netRows() {
   return {
       {.name = "NCCL_NET", .type = Type::kString, .defaultValue = "",
@@ -226,7 +257,7 @@ std::vector<SettingDef> debugAndConfigRows() {
 
 std::vector<SettingDef> buildTable() {
   std::vector<SettingDef> rows;
-  for (auto part : {topologyRows, pathRows, featureRows, netRows, runtimeRows, debugAndConfigRows}) {
+  for (auto part : {topologyRows, pathRows, featureRows, tuneRows, netRows, runtimeRows, debugAndConfigRows}) {
     for (SettingDef& d : part()) rows.push_back(std::move(d));
   }
   return rows;

@@ -62,6 +62,9 @@ struct Connection {
   int baseChannels = 0;  // channels connected across nodes: min(tree, ring) after the merge
   int treeDepth = 0;     // NCCL's estimate: nRanks / nNodes - 1 + log2(nNodes)
   int minCompCap = 0;
+  int maxCompCap = 0;
+  int maxTreePattern = 0;  // the largest tree pattern of all ranks (the tuning model reads it)
+  int minLocalRanks = 0;
   int maxLocalRanks = 0;
   GraphInfos graphs{};   // merged over ranks
   std::vector<int> rankToNode;

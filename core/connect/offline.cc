@@ -1,5 +1,7 @@
 #include "core/connect/offline.h"
 
+#include <algorithm>
+
 #include "core/base/strings.h"
 
 namespace weft::connect {
@@ -32,6 +34,18 @@ Result<std::vector<RankInput>> offlineInputs(const std::vector<topo::SearchCache
     }
   }
   return inputs;
+}
+
+Result<Connection> connectOffline(const std::vector<topo::SearchCache>& caches, const std::vector<int>& compCaps,
+                                  int gpusPerNode, const topo::OfflineOptions& o) {
+  if (compCaps.empty()) return invalidArgument("connect: no domain was searched");
+  WEFT_ASSIGN_OR_RETURN(std::vector<RankInput> inputs,
+                        offlineInputs(caches, compCaps, gpusPerNode, o.nodes, o.collnet, o.nvls));
+  ConnectOptions c = ConnectOptions::fromParams(o.params);
+  c.collnet = o.collnet;
+  c.nvls = o.nvls;
+  c.nvlsChannels = defaultNvlsChannels(*std::min_element(compCaps.begin(), compCaps.end()), o.nodes > 1, c);
+  return connectRanks(inputs, c);
 }
 
 }  // namespace weft::connect

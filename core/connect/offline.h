@@ -7,6 +7,7 @@
 
 #include "core/base/status.h"
 #include "core/connect/connect.h"
+#include "core/connect/postset.h"
 #include "core/topo/offline.h"
 
 namespace weft::connect {
@@ -19,5 +20,11 @@ GraphSet graphSet(const topo::NodeGraphs& graphs, bool collnet, bool nvls);
 Result<std::vector<RankInput>> offlineInputs(const std::vector<topo::SearchCache>& caches,
                                              const std::vector<int>& compCaps, int gpusPerNode, int nodes,
                                              bool collnet, bool nvls);
+
+// Connects every rank of `options.nodes` identical nodes from node 0's searches (offlineInputs)
+// with the options a communicator would have: channel limits from options.params, CollNet and
+// NVLS as searched, NCCL's NVLS channel count for the smallest compute capability.
+Result<Connection> connectOffline(const std::vector<topo::SearchCache>& caches, const std::vector<int>& compCaps,
+                                  int gpusPerNode, const topo::OfflineOptions& options);
 
 }  // namespace weft::connect

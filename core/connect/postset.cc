@@ -84,6 +84,9 @@ void describe(const Exchange& ex, Connection& conn) {
   conn.nNodes = ex.nNodes;
   conn.baseChannels = ex.nChannels;
   conn.minCompCap = ex.minCompCap;
+  conn.maxCompCap = ex.maxCompCap;
+  conn.maxTreePattern = ex.maxTreePattern;
+  conn.minLocalRanks = ex.minLocalRanks;
   conn.maxLocalRanks = ex.maxLocalRanks;
   conn.graphs = ex.merged;
   conn.rankToNode = ex.rankToNode;

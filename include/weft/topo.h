@@ -85,6 +85,44 @@ WEFT_API weft_result_t weft_topo_graph_channel(const weft_topo_run_t* run, int g
 WEFT_API weft_result_t weft_topo_graphs_xml(const weft_topo_run_t* run, char** xml);
 WEFT_API weft_result_t weft_topo_log(const weft_topo_run_t* run, char** text);
 
+/* Collectives NCCL's cost model tunes (ncclFunc_t values). */
+#define WEFT_COLL_BROADCAST 0
+#define WEFT_COLL_REDUCE 1
+#define WEFT_COLL_ALLGATHER 2
+#define WEFT_COLL_REDUCESCATTER 3
+#define WEFT_COLL_ALLREDUCE 4
+
+/* Algorithms and protocols (NCCL_ALGO_* / NCCL_PROTO_* values of nccl_tuner.h). */
+#define WEFT_ALGO_TREE 0
+#define WEFT_ALGO_RING 1
+#define WEFT_ALGO_COLLNET_DIRECT 2
+#define WEFT_ALGO_COLLNET_CHAIN 3
+#define WEFT_ALGO_NVLS 4
+#define WEFT_ALGO_NVLS_TREE 5
+#define WEFT_ALGO_PAT 6
+#define WEFT_PROTO_LL 0
+#define WEFT_PROTO_LL128 1
+#define WEFT_PROTO_SIMPLE 2
+
+typedef struct {
+  int algo;                /* WEFT_ALGO_* */
+  int proto;               /* WEFT_PROTO_* */
+  int channels;            /* channel budget (nMaxChannels) */
+  int threads;             /* threads per block (nWarps x 32) */
+  float time_us;           /* NCCL's predicted time, µs */
+  const char* algo_name;   /* "Tree", "Ring", …, "PAT" (static storage) */
+  const char* proto_name;  /* "LL", "LL128", "Simple" (static storage) */
+} weft_tune_choice_t;
+
+/* What NCCL 2.28.9 would choose on rank 0 of the run's communicator (run->nodes identical nodes,
+ * all their GPUs; NVLS where NCCL's NVLS init would enable it; no CollNet, no tuner plugin) for
+ * one operation of `coll` (WEFT_COLL_*), float32 sum, unregistered buffers. `bytes` is what
+ * NCCL's model receives: for AllGather and ReduceScatter the whole gathered buffer (nRanks x the
+ * per-rank size). The first call on a run connects every rank and runs the model (the cost of
+ * `weft search`'s connect phase, milliseconds for common sizes); later calls take about a
+ * microsecond. Thread-safe on one run. Settings are the run's (options->settings). */
+WEFT_API weft_result_t weft_topo_tune(const weft_topo_run_t* run, int coll, size_t bytes, weft_tune_choice_t* choice);
+
 /* Frees memory returned by weft. NULL is allowed. */
 WEFT_API void weft_free(void* p);
 

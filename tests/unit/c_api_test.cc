@@ -85,3 +85,47 @@ TEST(CApi, MalformedXmlSaysWhere) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CApi, TuneMatchesNcclsChoiceOnTwoNodes) {
+  weft_topo_options_t opts = WEFT_TOPO_OPTIONS_INIT;
+  opts.nodes = 2;
+  weft_topo_run_t* run = nullptr;
+  ASSERT_EQ(weft_topo_run_file(example().c_str(), &opts, &run), weftSuccess) << weft_last_error();
+  weft_tune_choice_t small, large;
+  ASSERT_EQ(weft_topo_tune(run, WEFT_COLL_ALLREDUCE, 8, &small), weftSuccess) << weft_last_error();
+  // 16 ranks over NVLink and one NIC per GPU: a tree with LL for tiny sizes (NCCL 2.28's latencies
+  // 25.2 µs vs 40.0 for the ring), NVLS trees across the NVSwitches for 1 GiB.
+  EXPECT_EQ(small.algo, WEFT_ALGO_TREE);
+  EXPECT_EQ(small.proto, WEFT_PROTO_LL);
+  EXPECT_STREQ(small.algo_name, "Tree");
+  EXPECT_STREQ(small.proto_name, "LL");
+  EXPECT_NEAR(small.time_us, 25.2, 0.01);
+  EXPECT_EQ(small.channels, 1);
+  EXPECT_EQ(small.threads, 640);
+  ASSERT_EQ(weft_topo_tune(run, WEFT_COLL_ALLREDUCE, size_t{1} << 30, &large), weftSuccess) << weft_last_error();
+  EXPECT_EQ(large.algo, WEFT_ALGO_NVLS_TREE);
+  EXPECT_EQ(large.proto, WEFT_PROTO_SIMPLE);
+  EXPECT_EQ(large.channels, 16);  // NCCL's NVLS channels on sm90
+  EXPECT_GT(large.time_us, small.time_us);
+  EXPECT_NE(weft_topo_tune(run, 5, 8, &small), weftSuccess);
+  EXPECT_NE(std::string(weft_last_error()).find("collective 5"), std::string::npos);
+  EXPECT_NE(weft_topo_tune(run, WEFT_COLL_ALLREDUCE, 8, nullptr), weftSuccess);
+  weft_topo_run_free(run);
+}
+
+TEST(CApi, TuneFollowsTheRunsSettings) {
+  const char* settings[] = {"NCCL_ALGO=ring", "NCCL_PROTO=simple", nullptr};
+  weft_topo_options_t opts = WEFT_TOPO_OPTIONS_INIT;
+  opts.settings = settings;
+  weft_topo_run_t* run = nullptr;
+  ASSERT_EQ(weft_topo_run_file(example().c_str(), &opts, &run), weftSuccess) << weft_last_error();
+  weft_tune_choice_t c;
+  ASSERT_EQ(weft_topo_tune(run, WEFT_COLL_ALLGATHER, 8, &c), weftSuccess) << weft_last_error();
+  EXPECT_EQ(c.algo, WEFT_ALGO_RING);
+  EXPECT_EQ(c.proto, WEFT_PROTO_SIMPLE);
+  weft_topo_run_free(run);
+}
+
+}  // namespace

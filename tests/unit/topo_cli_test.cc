@@ -16,6 +16,7 @@
 #include "core/topo/system_build.h"
 #include "core/topo/xml.h"
 #include "tests/support/corpus.h"
+#include "tests/support/tool.h"
 #include "tests/support/log_capture.h"
 
 namespace weft::topo {
@@ -23,27 +24,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int rc = -1;
-  std::string out;  // stdout and stderr
-};
-
-Outcome run(const std::string& command) {
-  Outcome r;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string weft() {
-  const char* dir = std::getenv("WEFT_BINARY_DIR");
-  return std::string(dir ? dir : WEFT_BINARY_DIR) + "/tools/weft/weft";
-}
+using Outcome = test::ToolOutcome;
+Outcome run(const std::string& command) { return test::runCommand(command); }
+std::string weft() { return test::weftTool(); }
 
 class TopoCli : public test::WeftTest {
  protected:

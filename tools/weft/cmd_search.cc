@@ -21,6 +21,7 @@
 #include "core/topo/paths.h"
 #include "core/topo/offline.h"
 #include "core/topo/system_print.h"
+#include "core/tune/offline.h"
 #include "tools/weft/commands.h"
 #include "tools/weft/output.h"
 #include "tools/weft/picture_dot.h"
@@ -28,6 +29,7 @@
 #include "tools/weft/picture_topo.h"
 #include "tools/weft/search_connect.h"
 #include "tools/weft/search_json.h"
+#include "tools/weft/tune_output.h"
 #include "weft/config.h"
 
 namespace weft::tool {
@@ -45,35 +47,15 @@ struct SearchArgs {
   std::string picture;
   std::string pictureChannels = "all";
   std::string pictureGraphs = "ring,tree";
+  bool tune = false;
 };
-
-void configureLogger(bool json, bool quiet) {
-  log::Logger& logger = log::processLogger();
-  log::Options o = logger.options();
-  o.prefix = log::Prefix::kRank;
-  // In text mode the INFO lines of the GRAPH and INIT subsystems are this command's output (the
-  // connect phase logs "Channel" and "Trees" under INIT); NCCL_DEBUG and NCCL_DEBUG_SUBSYS still
-  // widen or narrow them. In JSON mode, and with --quiet, only warnings go to the log.
-  if (std::getenv("NCCL_DEBUG") == nullptr || quiet) o.level = json || quiet ? log::Level::kWarn : log::Level::kInfo;
-  if (std::getenv("NCCL_DEBUG_SUBSYS") == nullptr) o.mask = log::kGraph | log::kInit;
-  bool toFile = !o.file.empty();
-  logger.setOptions(o);
-  // On stdout these lines are the command's output, beside its own printf lines: they share
-  // stdout's buffer (written when it fills and at exit) instead of one write per line, which
-  // on a 2-node search was 700 system calls.
-  if (!toFile) {
-    logger.setSink([](log::Level, uint64_t, std::string_view line) {
-      std::fwrite(line.data(), 1, line.size(), stdout);
-      std::fputc('\n', stdout);
-    });
-  }
-}
 
 Result<topo::OfflineOptions> offlineOptions(const SearchArgs& a, const config::Settings& settings) {
   topo::OfflineOptions o;
   if (a.nodes < 1) return invalidUsage("--nodes must be at least 1");
   if (a.format != "text" && a.format != "json") return invalidUsage("--format must be text or json");
   o.nodes = a.nodes;
+  o.nvls = a.tune;  // --tune: the graphs NCCL's tuning reads, NVLS where NCCL's NVLS init enables it
   o.params = topo::Params::fromSettings(settings);
   for (std::string_view p : split(a.patterns, ',')) {
     p = trim(p);
@@ -173,19 +155,8 @@ Status runNodes(const SearchArgs& a, const topo::TopoXml& topo, const topo::Offl
   return Status::ok();
 }
 
-connect::ConnectOptions connectOptions(const topo::OfflineOptions& o, const SearchPhase& sp) {
-  connect::ConnectOptions c = connect::ConnectOptions::fromParams(o.params);
-  c.collnet = o.collnet;
-  c.nvls = o.nvls;
-  int compCap = *std::min_element(sp.compCaps.begin(), sp.compCaps.end());
-  c.nvlsChannels = connect::defaultNvlsChannels(compCap, o.nodes > 1, c);
-  return c;
-}
-
-Result<connect::Connection> runConnect(const SearchArgs& a, const topo::OfflineOptions& o, const SearchPhase& sp) {
-  WEFT_ASSIGN_OR_RETURN(std::vector<connect::RankInput> inputs,
-                        connect::offlineInputs(sp.caches, sp.compCaps, sp.first->gpusPerNode, a.nodes, o.collnet, o.nvls));
-  return connect::connectRanks(inputs, connectOptions(o, sp));
+Result<connect::Connection> runConnect(const topo::OfflineOptions& o, const SearchPhase& sp) {
+  return connect::connectOffline(sp.caches, sp.compCaps, sp.first->gpusPerNode, o);
 }
 
 // Wall and CPU seconds of the connect phase.
@@ -194,13 +165,25 @@ struct Phase {
   double cpu = 0;
 };
 
-void printSummary(const SearchArgs& a, const connect::Connection& conn, const SearchPhase& sp, Phase connectPhase,
-                  const Stopwatch& total) {
+// --tune's part of the output: the table of choices (text), or a "tune" member (JSON).
+Status printTune(const tune::Tuned* tuned, JsonWriter* w) {
+  if (tuned == nullptr) return Status::ok();
+  WEFT_ASSIGN_OR_RETURN(TuneRequest request, parseTuneRequest("all", "8:1G", ""));
+  if (w == nullptr) return printTuneText(*tuned, request);
+  w->key("tune").beginObject();
+  WEFT_TRY(writeTuneJson(*w, *tuned, request));
+  w->endObject();
+  return Status::ok();
+}
+
+Status printSummary(const SearchArgs& a, const connect::Connection& conn, const SearchPhase& sp, Phase connectPhase,
+                    const Stopwatch& total, const tune::Tuned* tuned) {
   double wall = total.wall();
   if (a.format == "json") {
     JsonWriter w;
     w.beginObject().field("weft", WEFT_VERSION_STRING).field("topology", a.topo).field("nodes", a.nodes);
     w.field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn.nRanks);
+    WEFT_TRY(printTune(tuned, &w));
     w.key("connect");
     writeConnectJson(w, conn);
     w.key("seconds").beginObject().field("wall", wall).field("cpu", total.cpu());
@@ -208,7 +191,7 @@ void printSummary(const SearchArgs& a, const connect::Connection& conn, const Se
     w.field("peakMemoryMB", Stopwatch::peakMb());
     w.endObject();
     std::printf("%s\n", w.str().c_str());
-    return;
+    return Status::ok();
   }
   // Connect's nodes are the ranks' trim domains: the topology's nodes, or single GPUs without P2P and SHM.
   std::printf("ranks %d (%d x %d GPUs), nodes %d, channels %d (%d connected across nodes), tree depth %d\n", conn.nRanks,
@@ -217,6 +200,7 @@ void printSummary(const SearchArgs& a, const connect::Connection& conn, const Se
               "peak memory %.1f MB\n",
               wall, total.cpu(), sp.seconds, connectPhase.wall, connectPhase.cpu, wall * 1e6 / conn.nRanks,
               Stopwatch::peakMb());
+  return printTune(tuned, nullptr);
 }
 
 Status checkRankArg(const SearchArgs& a, const topo::TopoXml& topo) {
@@ -249,32 +233,6 @@ void printRanks(const SearchArgs& a, const connect::Connection& conn, JsonWriter
   streamRanksJson(stdout, head, conn, a.rank);
 }
 
-// The smallest compute capability of the topology's GPUs (a profile's "arch" fact), or 0.
-int smOf(const topo::TopoXml& xml) {
-  std::vector<topo::XmlNode*> gpus;
-  topo::findAll(*xml.root(), "gpu", gpus);
-  int sm = 0;
-  for (const topo::XmlNode* g : gpus) {
-    int v = std::atoi(g->get("sm", "0").c_str());
-    if (v > 0 && (sm == 0 || v < sm)) sm = v;
-  }
-  return sm;
-}
-
-// The rest of the JSON document (explain, sizes, ranks) or the text lines of every rank.
-void printOutput(const SearchArgs& a, const connect::Connection& conn, const SearchPhase& sp,
-                 const std::vector<topo::SearchStep>& trace, JsonWriter* w) {
-  if (w != nullptr) {
-    w->endArray();
-    if (a.explain) {
-      w->key("explain");
-      writeTraceJson(*w, trace);
-    }
-    w->field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn.nRanks);
-  }
-  printRanks(a, conn, w);
-}
-
 // --picture: node 0's graphs and every rank's channels, drawn.
 Status writeSearchPicture(const SearchArgs& a, const topo::TopoXml& topo, const connect::Connection& conn,
                           const SearchPhase& sp) {
@@ -300,18 +258,16 @@ Status writeSearchPicture(const SearchArgs& a, const topo::TopoXml& topo, const 
 int runSearch(const SearchArgs& a) {
   Stopwatch total;
   bool json = a.format == "json";
-  configureLogger(json, a.quiet);
+  // In text mode the INFO lines of the GRAPH and INIT subsystems are this command's output (the
+  // connect phase logs "Channel" and "Trees" under INIT). In JSON mode, and with --quiet, only
+  // warnings go to the log.
+  // --tune adds NCCL's tuning lines (TUNING, and ENV for the settings it reads).
+  configureOfflineLogger(log::kGraph | log::kInit | (a.tune ? log::kTuning | log::kEnv : 0), json || a.quiet);
   auto topo = topo::TopoXml::load(a.topo);
   if (!topo.isOk()) return fail("weft search", topo.status());
-  // Settings as a communicator on these nodes would see them: environment, YAML policy (and the
-  // profiles matching the facts known offline), NCCL conf files.
-  auto policy = config::Policy::load(config::Inputs::fromProcess());
-  if (!policy.isOk()) return fail("weft search: settings", policy.status());
-  config::Facts facts;
-  facts.nodes = a.nodes;
-  facts.gpusPerNode = topo::gpusPerNode(*topo);
-  if (int sm = smOf(*topo); sm > 0) facts.smArch = sm;
-  config::Settings settings = policy->resolve(facts);
+  auto resolved = offlineSettings(*topo, a.nodes);
+  if (!resolved.isOk()) return fail("weft search: settings", resolved.status());
+  const config::Settings& settings = *resolved;
   auto options = offlineOptions(a, settings);
   if (!options.isOk()) return fail("weft search", options.status());
   if (Status s = checkRankArg(a, *topo); !s.isOk()) return fail("weft search", s);
@@ -335,13 +291,38 @@ int runSearch(const SearchArgs& a) {
   if (Status s = runNodes(a, *topo, *options, trace, streamJson ? &w : nullptr, sp); !s.isOk()) return fail("weft search", s);
   if (Status s = writeGraphOut(a, sp); !s.isOk()) return fail("weft search: --graph-out", s);
   Stopwatch connectClock;
-  auto conn = runConnect(a, *options, sp);
+  auto conn = runConnect(*options, sp);
   if (!conn.isOk()) return fail("weft search: connect", conn.status());
   Phase connectPhase{connectClock.wall(), connectClock.cpu()};
-  // The picture is drawn after the output, so that the summary's times are the search's.
-  if (a.quiet) printSummary(a, *conn, sp, connectPhase, total);
-  else printOutput(a, *conn, sp, trace, streamJson ? &w : nullptr);
+  // --tune: NCCL's model runs (and logs its lines) after the connect lines, as in NCCL's init.
+  std::optional<tune::Tuned> tuned;
+  auto runTune = [&]() -> Status {
+    if (!a.tune) return Status::ok();
+    WEFT_ASSIGN_OR_RETURN(tuned, tune::tuneComm(*sp.first, *conn, settings));
+    return Status::ok();
+  };
+  if (a.quiet || streamJson) {
+    if (Status s = runTune(); !s.isOk()) return fail("weft search: tune", s);
+  }
+  const tune::Tuned* tp = tuned ? &*tuned : nullptr;
+  if (a.quiet) {
+    if (Status s = printSummary(a, *conn, sp, connectPhase, total, tp); !s.isOk()) return fail("weft search: tune", s);
+  } else if (streamJson) {
+    w.endArray();
+    if (a.explain) {
+      w.key("explain");
+      writeTraceJson(w, trace);
+    }
+    w.field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn->nRanks);
+    if (Status s = printTune(tp, &w); !s.isOk()) return fail("weft search: tune", s);
+  }
+  if (!a.quiet) printRanks(a, *conn, streamJson ? &w : nullptr);
+  if (!a.quiet && !streamJson) {
+    if (Status s = runTune(); !s.isOk()) return fail("weft search: tune", s);
+    if (Status s = printTune(tuned ? &*tuned : nullptr, nullptr); !s.isOk()) return fail("weft search: tune", s);
+  }
   std::fflush(stdout);
+  // The picture is drawn after the output, so that the summary's times are the search's.
   if (Status s = writeSearchPicture(a, *topo, *conn, sp); !s.isOk()) return fail("weft search: --picture", s);
   return kExitOk;
 }
@@ -381,6 +362,7 @@ void addSearchCommand(CLI::App& app) {
       "  NCCL_CROSS_NIC=0 weft search topo.xml --nodes 2 --graph-out graphs.xml\n"
       "  weft search topo.xml --explain          # which relaxations were tried, and why it stopped\n"
       "  weft search topo.xml --nodes 2 -q --picture channels.svg --picture-channels 0-1\n"
+      "  weft search topo.xml --nodes 2 --tune   # then NCCL's tuning table and choices (weft tune)\n"
       "  weft search topo.xml --nodes 2 --format json | jq '.ranks[3].ring'");
   cmd->add_option("TOPO", args.topo, "NCCL topology XML of one node")->required()->check(CLI::ExistingFile);
   cmd->add_option("--nodes,-n", args.nodes, "number of identical nodes")->default_val(1);
@@ -394,6 +376,8 @@ void addSearchCommand(CLI::App& app) {
   cmd->add_option("--picture-channels", args.pictureChannels, "channels to draw: all, or a list like 0,2-3")
       ->default_val("all");
   cmd->add_option("--picture-graphs", args.pictureGraphs, "graphs to draw per channel: ring,tree")->default_val("ring,tree");
+  cmd->add_flag("--tune", args.tune,
+                "also search NVLS and print NCCL's tuning lines and choices, as `weft tune` (all collectives, 8 B-1 GiB)");
   cmd->callback([] {
     if (int rc = runSearch(args); rc != 0) throw CLI::RuntimeError(rc);
   });

@@ -16,5 +16,6 @@ void addNetTestCommand(CLI::App& app);
 void addInfoCommands(CLI::App& app);
 void addPerfCommand(CLI::App& app);
 void addPerfPlotCommand(CLI::App& app);
+void addTuneCommand(CLI::App& app);
 
 }  // namespace weft::tool

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "weft " WEFT_VERSION_STRING);
   weft::tool::addTopoCommands(app);
   weft::tool::addSearchCommand(app);
+  weft::tool::addTuneCommand(app);
   weft::tool::addNetTestCommand(app);
   weft::tool::addInfoCommands(app);
   weft::tool::addPerfCommand(app);

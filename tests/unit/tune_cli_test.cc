@@ -1,0 +1,197 @@
+// `weft tune` and `weft search --tune` as a user runs them: on every case of the tuning corpus,
+// the "[0] NCCL INFO" lines of `weft tune` equal NCCL's, in order, and every TUNE line equals
+// the JSON choice (algorithm, protocol, time to 0.001 µs).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/base/strings.h"
+#include "tests/support/corpus.h"
+#include "tests/support/tool.h"
+#include "tests/support/tune_corpus.h"
+
+namespace weft::tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Outcome = test::ToolOutcome;
+Outcome run(const std::string& command) { return test::runCommand(command); }
+std::string weft() { return test::weftTool(); }
+
+// The tool with NCCL's logging of the tuning subsystems and no other settings of this shell.
+// `env` holds the run's own NAME='VALUE ' assignments.
+std::string tool(const std::string& args, const std::string& env = "") {
+  return "env -u NCCL_ALGO -u NCCL_PROTO -u WEFT_CONFIG NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV " + env +
+         weft() + " " + args;
+}
+
+// "Broadcast" for the corpus's "broadcast".
+std::string collName(const std::string& lower) {
+  static const std::map<std::string, std::string> kNames = {{"allreduce", "AllReduce"},
+                                                            {"allgather", "AllGather"},
+                                                            {"reducescatter", "ReduceScatter"},
+                                                            {"broadcast", "Broadcast"},
+                                                            {"reduce", "Reduce"}};
+  auto it = kNames.find(lower);
+  return it == kNames.end() ? lower : it->second;
+}
+
+// The case's settings as shell assignments.
+std::string envOf(const test::TuneCase& c) {
+  std::string out;
+  for (const auto& [k, v] : c.env) out += k + "='" + v + "' ";
+  return out;
+}
+
+// The "choices" of weft tune's JSON, field by field (the writer's compact form, in its order).
+struct Choice {
+  std::string coll, bytes, algo, proto, time;
+};
+
+std::string field(const std::string& obj, const std::string& key) {
+  std::string k = "\"" + key + "\":";
+  size_t at = obj.find(k);
+  if (at == std::string::npos) return "";
+  at += k.size();
+  if (obj[at] == '"') return obj.substr(at + 1, obj.find('"', at + 1) - at - 1);
+  size_t end = obj.find_first_of(",}", at);
+  return obj.substr(at, end - at);
+}
+
+std::vector<Choice> jsonChoices(const std::string& json) {
+  std::vector<Choice> out;
+  for (size_t at = json.find("{\"coll\":"); at != std::string::npos; at = json.find("{\"coll\":", at + 1)) {
+    std::string obj = json.substr(at, json.find('}', at) - at + 1);
+    out.push_back({field(obj, "coll"), field(obj, "bytes"), field(obj, "algo"), field(obj, "proto"), field(obj, "time_us")});
+  }
+  return out;
+}
+
+TEST(TuneCli, InfoLinesAndJsonChoicesEqualNcclOnEveryCorpusCase) {
+  WEFT_REQUIRE_CORPUS();
+  std::vector<test::TuneCase> cases = test::tuneCases();
+  ASSERT_GE(cases.size(), 10u);
+  for (const test::TuneCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::map<std::string, std::string> tune;  // "AllReduce 8" -> "Tree LL 25.200"
+    for (const auto& t : c.tune) tune[collName(t[0]) + " " + t[1]] = t[2] + " " + t[3] + " " + t[4];
+    std::string args = "tune " + c.topology.string() + " --nodes " + std::to_string(c.nodes);
+    Outcome text = run(tool(args, envOf(c)));
+    ASSERT_EQ(text.rc, 0) << text.out;
+    EXPECT_EQ(test::infoMessages(text.out), c.info);
+
+    Outcome json = run(tool(args + " --format json", envOf(c)));
+    ASSERT_EQ(json.rc, 0) << json.out;
+    size_t seen = 0;
+    for (const Choice& m : jsonChoices(json.out)) {
+      std::string key = m.coll + " " + m.bytes;
+      auto want = tune.find(key);
+      ASSERT_NE(want, tune.end()) << key;
+      std::string got = m.algo + " " + m.proto + " " + strprintf("%.3f", std::stod(m.time));
+      EXPECT_EQ(got, want->second) << key;
+      ++seen;
+    }
+    EXPECT_EQ(seen, tune.size());
+  }
+}
+
+TEST(TuneCli, SearchTuneAppendsTheTuningLinesAfterTheConnectLines) {
+  WEFT_REQUIRE_CORPUS();
+  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
+  Outcome o = run("env -u NCCL_DEBUG -u NCCL_DEBUG_SUBSYS -u NCCL_ALGO -u NCCL_PROTO " + weft() + " search " + topo +
+                  " --nodes 2 --tune");
+  ASSERT_EQ(o.rc, 0) << o.out;
+  size_t channel = o.out.rfind("NCCL INFO Channel ");
+  size_t table = o.out.find("NCCL INFO   Algorithm   |");
+  size_t summary = o.out.find("coll channels, ");
+  size_t choices = o.out.find("  AllReduce                  8  Tree");
+  ASSERT_NE(channel, std::string::npos);
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_LT(channel, table);
+  EXPECT_LT(table, summary);
+  EXPECT_LT(summary, choices);
+}
+
+TEST(TuneCli, ExplainPrintsTheWholeTableAndBadArgumentsFail) {
+  WEFT_REQUIRE_CORPUS();
+  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
+  Outcome e = run(weft() + " tune " + topo + " --coll allreduce --sizes 1M --explain 1M");
+  ASSERT_EQ(e.rc, 0) << e.out;
+  EXPECT_NE(e.out.find("# cost table: AllReduce, 1048576 bytes"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("  NVLS"), std::string::npos);
+  EXPECT_NE(e.out.find("  => "), std::string::npos);
+  Outcome bad = run(weft() + " tune " + topo + " --coll allgahter");
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.out.find("unknown collective \"allgahter\""), std::string::npos) << bad.out;
+  Outcome sizes = run(weft() + " tune " + topo + " --sizes 1G:8");
+  EXPECT_NE(sizes.rc, 0);
+  EXPECT_NE(sizes.out.find("ends below its start"), std::string::npos) << sizes.out;
+  Outcome help = run(weft() + " tune --help");
+  EXPECT_EQ(help.rc, 0);
+  EXPECT_NE(help.out.find("NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace weft::tune
+
+namespace weft::tune {
+namespace {
+
+TEST(TuneCli, SettingsPrintTheirLinesAndTheMatrixAsOneMessage) {
+  WEFT_REQUIRE_CORPUS();
+  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
+  Outcome o = run(tool("tune " + topo + " --nodes 2 --coll allreduce --sizes 1M",
+                       "NCCL_PROTO='^LL128' NCCL_ALGO='ring;allreduce:tree' NCCL_NTHREADS=128 "));
+  ASSERT_EQ(o.rc, 0) << o.out;
+  std::vector<std::string> info = test::infoMessages(o.out);
+  ASSERT_GE(info.size(), 5u);
+  EXPECT_EQ(info[0], "NCCL_NTHREADS set by environment to 128.");
+  EXPECT_EQ(info[1], "NCCL_PROTO set by environment to ^LL128");
+  EXPECT_EQ(info[2], "NCCL_ALGO set by environment to ring;allreduce:tree");
+  const std::string& matrix = info[3];
+  EXPECT_EQ(matrix.rfind("Enabled NCCL Func/Proto/Algo Matrix:\n     Function |", 0), 0u) << matrix;
+  EXPECT_EQ(std::count(matrix.begin(), matrix.end(), '\n'), 6) << matrix;  // header and 5 functions
+  EXPECT_NE(matrix.find("\n    AllReduce |        1         0         1   |             1              0  "),
+            std::string::npos)
+      << matrix;
+  EXPECT_EQ(info[4].rfind("  Algorithm   |", 0), 0u) << info[4];
+  EXPECT_NE(o.out.find("  AllReduce            1048576  Tree          Simple"), std::string::npos) << o.out;
+}
+
+}  // namespace
+}  // namespace weft::tune
+
+namespace weft::tune {
+namespace {
+
+TEST(TuneCli, AnOperationNcclWouldFailIsReportedOnItsRow) {
+  WEFT_REQUIRE_CORPUS();
+  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
+  // No tree for Broadcast: NCCL fails that operation with a WARN; the other rows stay.
+  Outcome json = run(tool("tune " + topo + " --coll allreduce,broadcast --sizes 1M --format json 2>/dev/null | cat",
+                          "NCCL_ALGO=tree "));
+  ASSERT_EQ(json.rc, 0) << json.out;
+  ASSERT_EQ(json.out.rfind("{\"weft\":", 0), 0u) << json.out;  // stdout is one JSON document (the WARN: stderr)
+  EXPECT_NE(json.out.find("{\"coll\":\"AllReduce\",\"bytes\":1048576,\"algo\":\"Tree\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("{\"coll\":\"Broadcast\",\"bytes\":1048576,\"error\":\"no algorithm/protocol available for "
+                          "function Broadcast with datatype ncclFloat32. NCCL_ALGO was set to tree.\"}"),
+            std::string::npos)
+      << json.out;
+  Outcome text = run(tool("tune " + topo + " --coll broadcast --sizes 1M", "NCCL_ALGO=tree "));
+  ASSERT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("NCCL WARN Error : no algorithm/protocol available for function Broadcast"), std::string::npos);
+  EXPECT_NE(text.out.find("  Broadcast            1048576  invalid usage: no algorithm/protocol"), std::string::npos)
+      << text.out;
+}
+
+}  // namespace
+}  // namespace weft::tune

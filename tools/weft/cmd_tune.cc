@@ -1,0 +1,98 @@
+// `weft tune`: the algorithm, protocol, channels and threads NCCL 2.28.9 would use for each
+// collective and size on N identical nodes, offline, with NCCL's own tuning log lines.
+#include <cstdio>
+#include <string>
+
+#include "core/base/log.h"
+#include "core/topo/offline.h"
+#include "core/tune/offline.h"
+#include "tools/weft/commands.h"
+#include "tools/weft/output.h"
+#include "tools/weft/tune_output.h"
+#include "weft/config.h"
+
+namespace weft::tool {
+namespace {
+
+struct TuneArgs {
+  std::string topo;
+  int nodes = 1;
+  std::string colls = "all";
+  std::string sizes = "8:1G";
+  std::string format = "text";
+  std::string explain;
+};
+
+int runTune(const TuneArgs& a) {
+  bool json = a.format == "json";
+  if (!json && a.format != "text") return fail("weft tune", invalidUsage("--format must be text or json"));
+  if (a.nodes < 1) return fail("weft tune", invalidUsage("--nodes must be at least 1"));
+  auto request = parseTuneRequest(a.colls, a.sizes, a.explain);
+  if (!request.isOk()) return fail("weft tune", request.status());
+  // The search and connect run silently (weft search prints them); then the tuning lines are
+  // this command's output: NCCL's TUNING table, INIT's threadThresholds and channel summary, and
+  // the ENV lines of the settings it reads.
+  configureOfflineLogger(log::kTuning | log::kInit | log::kEnv, json);
+  log::Options shown = log::processLogger().options();
+  log::Options silent = shown;
+  silent.level = log::Level::kWarn;
+  log::processLogger().setOptions(silent);
+  auto topo = topo::TopoXml::load(a.topo);
+  if (!topo.isOk()) return fail("weft tune", topo.status());
+  auto settings = offlineSettings(*topo, a.nodes);
+  if (!settings.isOk()) return fail("weft tune: settings", settings.status());
+  auto comm = tune::simulateComm(*topo, tune::tuneSearchOptions(a.nodes, *settings));
+  if (!comm.isOk()) return fail("weft tune", comm.status());
+  log::processLogger().setOptions(shown);
+  auto tuned = tune::tuneComm(*comm, *settings);
+  if (!tuned.isOk()) return fail("weft tune", tuned.status());
+  if (!json) {
+    if (Status s = printTuneText(*tuned, *request); !s.isOk()) return fail("weft tune", s);
+    return kExitOk;
+  }
+  JsonWriter w;
+  w.beginObject().field("weft", WEFT_VERSION_STRING).field("topology", a.topo).field("nodes", a.nodes);
+  w.field("nRanks", tuned->comm.nRanks).field("nChannels", tuned->comm.nChannels);
+  if (Status s = writeTuneJson(w, *tuned, *request); !s.isOk()) return fail("weft tune", s);
+  w.endObject();
+  std::printf("%s\n", w.str().c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+void addTuneCommand(CLI::App& app) {
+  static TuneArgs args;
+  auto* cmd = app.add_subcommand("tune", "Algorithm, protocol and channels NCCL picks per collective and size");
+  cmd->footer(
+      "Builds the communicator `weft search` builds over all GPUs of N identical nodes of TOPO (NVLS\n"
+      "searched wherever NCCL's NVLS init would enable it; no CollNet plugin, no tuner plugin), runs\n"
+      "NCCL 2.28.9's cost model on rank 0 and prints its INFO lines as NCCL does with\n"
+      "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV: the latency/bandwidth table (µs / GB/s per\n"
+      "collective, algorithm and protocol; 0.0 bandwidth = not used), threadThresholds and the\n"
+      "channel summary. Then, for each collective and size, what NCCL's enqueue would choose for one\n"
+      "float32 sum: algorithm, protocol, channel budget, threads per block and predicted time.\n\n"
+      "Sizes are what NCCL's model receives: for AllGather and ReduceScatter the whole gathered\n"
+      "buffer (nRanks x the per-rank count, nccl-tests' \"size\"). Settings apply as in NCCL:\n"
+      "NCCL_ALGO, NCCL_PROTO (\"^LL128;allreduce:LL128\"), NCCL_NTHREADS, NCCL_LL128_NTHREADS,\n"
+      "NCCL_PAT_ENABLE, NCCL_NET_OVERHEAD, NCCL_LL128_C2C, NCCL_THREAD_THRESHOLDS, and every\n"
+      "setting of the search (NCCL_MAX_NCHANNELS, NCCL_CROSS_NIC, …).\n\n"
+      "Examples:\n"
+      "  weft tune examples/topologies/hgx-h100-8gpu.xml --nodes 2\n"
+      "  weft tune topo.xml --nodes 16 --coll allreduce --sizes 1K:64M\n"
+      "  weft tune topo.xml --explain 1M          # the whole cost table at 1 MiB, per collective\n"
+      "  NCCL_PROTO=^LL128 weft tune topo.xml --format json | jq '.choices[] | select(.algo==\"Tree\")'");
+  cmd->add_option("TOPO", args.topo, "NCCL topology XML of one node")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--nodes,-n", args.nodes, "number of identical nodes")->default_val(1);
+  cmd->add_option("--coll", args.colls, "collectives: allreduce,allgather,reducescatter,broadcast,reduce or all")
+      ->default_val("all");
+  cmd->add_option("--sizes", args.sizes, "sizes in bytes: MIN:MAX (powers of two) or a comma list (8,64K,1M)")
+      ->default_val("8:1G");
+  cmd->add_option("--format", args.format, "text (NCCL's lines and a table) or json")->default_val("text");
+  cmd->add_option("--explain", args.explain, "also print the whole cost table at this size");
+  cmd->callback([] {
+    if (int rc = runTune(args); rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace weft::tool

@@ -1,0 +1,38 @@
+// What `weft tune` and `weft search --tune` print after NCCL's tuning lines: for each collective
+// and size, the algorithm, protocol, channels, threads and predicted time NCCL would use for
+// one operation (float32 sum, no batching, unregistered buffers), as a table or as JSON, and
+// with --explain the whole cost table of one size.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/json.h"
+#include "core/base/status.h"
+#include "core/tune/offline.h"
+
+namespace weft::tool {
+
+struct TuneRequest {
+  std::vector<int> funcs;                // tune::Func values, in the order asked
+  std::vector<std::size_t> sizes;        // bytes the model receives
+  std::optional<std::size_t> explain;    // --explain SIZE
+};
+
+// Parses --coll ("allreduce,allgather", case-insensitive, "all"), --sizes ("8:1G": powers of two
+// from 8 B to 1 GiB; "4K", "1M,3M") and --explain ("" when absent).
+Result<TuneRequest> parseTuneRequest(const std::string& colls, const std::string& sizes, const std::string& explain);
+
+// Text: one table of choices, then the cost tables of --explain. An operation NCCL would fail
+// (NCCL_ALGO/NCCL_PROTO leave it nothing) gets its error on its row (JSON: "error"), after
+// NCCL's WARN line.
+Status printTuneText(const tune::Tuned& tuned, const TuneRequest& request);
+
+// JSON: "choices": [{"coll","bytes","algo","proto","channels","threads","time_us"}, …] and, with
+// --explain, "explain": [{"coll","bytes","table": {"Tree": {"LL": µs or null, …}, …}}, …],
+// written into an open object.
+Status writeTuneJson(JsonWriter& w, const tune::Tuned& tuned, const TuneRequest& request);
+
+}  // namespace weft::tool
