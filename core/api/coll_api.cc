@@ -5,6 +5,7 @@
 #include "core/api/comm_registry.h"
 #include "core/api/group.h"
 #include "core/api/last_error.h"
+#include "core/base/log.h"
 #include "core/base/strings.h"
 #include "core/config/values.h"
 #include "core/coll/algorithm.h"
@@ -61,10 +62,16 @@ Status enqueue(const char* what, weft_comm_t* comm, void* stream, const void* se
   if (reduces) {
     WEFT_ASSIGN_OR_RETURN(a.op, redOpFor(what, c, op, a.type));
   }
-  WEFT_ASSIGN_OR_RETURN(a.algo, coll::chooseAlgorithm(what, c, a.coll, a.type, a.count * elt));
   a.send = send;
   a.recv = recv;
+  WEFT_INFO(log::kColl, "%s: opCount %llx sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] stream %p",
+            config::funcName(coll::funcOf(a.coll)), static_cast<unsigned long long>(c.opCount++), send, recv, a.count,
+            static_cast<int>(a.type), static_cast<int>(op), a.root, static_cast<void*>(comm), c.nranks, stream);
   if (a.count == 0) return Status::ok();  // NCCL drops empty operations
+  WEFT_ASSIGN_OR_RETURN(coll::AlgoChoice choice, coll::chooseAlgorithm(what, c, a.coll, a.type, a.count));
+  a.algo = choice.algo;
+  a.proto = choice.proto;
+  a.channels = choice.channels;
   if (runtime::threadGroup().depth > 0) {
     groupCollectives().push_back({&c, a});
     return Status::ok();

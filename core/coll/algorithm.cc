@@ -2,6 +2,7 @@
 
 #include "core/base/strings.h"
 #include "core/runtime/comm.h"
+#include "core/tune/select.h"
 
 namespace weft::coll {
 
@@ -24,14 +25,46 @@ const char* ncclTypeName(weft_datatype_t type) {
   return t >= 0 && t < 12 ? kNames[t] : "unknown";
 }
 
-Result<config::Algo> chooseAlgorithm(const char* what, const runtime::Comm& comm, Coll coll, weft_datatype_t type,
-                                     size_t bytes) {
+namespace {
+
+// NCCL's choice on an emulated communicator, restricted to the algorithms the host path runs.
+Result<AlgoChoice> tunedChoice(const char* what, runtime::Comm& comm, Coll coll, weft_datatype_t type, size_t bytes) {
+  runtime::Tuning& t = *comm.tuning;
+  tune::Operation op;
+  op.func = static_cast<int>(funcOf(coll));  // config::Func values are ncclFunc_t's
+  op.bytes = bytes;
+  op.fp8 = type == weftFloat8e4m3 || type == weftFloat8e5m2;
+  op.algoMask = 1u << tune::kRing | (coll == Coll::kAllReduce ? 1u << tune::kTree : 0u);
+  op.typeName = ncclTypeName(type);
+  Result<tune::Choice> c = tune::choose(t.inputs, t.model, t.settings, op, t.tuner.get());
+  if (!c.isOk()) return std::move(c).takeStatus().withContext(what);
+  AlgoChoice out;
+  out.algo = c->algo == tune::kTree ? config::Algo::kTree : config::Algo::kRing;
+  out.proto = static_cast<config::Proto>(c->proto);
+  out.channels = c->nMaxChannels;
+  return out;
+}
+
+}  // namespace
+
+Result<AlgoChoice> chooseAlgorithm(const char* what, runtime::Comm& comm, Coll coll, weft_datatype_t type,
+                                   size_t count) {
+  bool perRank = coll == Coll::kAllGather || coll == Coll::kReduceScatter;
+  // NCCL's model is given the whole gathered buffer for AllGather and ReduceScatter.
+  size_t bytes = count * weft_datatype_size(type) * (perRank ? static_cast<size_t>(comm.nranks) : 1);
+  if (comm.tuning) return tunedChoice(what, comm, coll, type, bytes);
   config::Func f = funcOf(coll);
   bool ring = comm.algorithms.allows(f, static_cast<int>(config::Algo::kRing));
   bool tree = coll == Coll::kAllReduce && comm.algorithms.allows(f, static_cast<int>(config::Algo::kTree));
-  if (ring && tree) return comm.nNodes > 1 && bytes < kTreeBelowBytes ? config::Algo::kTree : config::Algo::kRing;
-  if (ring) return config::Algo::kRing;
-  if (tree) return config::Algo::kTree;
+  AlgoChoice out;
+  if (ring && tree) {
+    out.algo = comm.nNodes > 1 && bytes < kTreeBelowBytes ? config::Algo::kTree : config::Algo::kRing;
+    return out;
+  }
+  if (ring || tree) {
+    out.algo = ring ? config::Algo::kRing : config::Algo::kTree;
+    return out;
+  }
   return invalidUsage(strprintf("%s: Error : no algorithm/protocol available for function %s with datatype %s. NCCL_ALGO "
                                 "was set to %s.",
                                 what, config::funcName(f), ncclTypeName(type), comm.settings.string("NCCL_ALGO").c_str()));

@@ -21,14 +21,26 @@ namespace weft::coll {
 // bandwidth does not matter yet.
 inline constexpr size_t kTreeBelowBytes = size_t{512} << 10;
 
-// Ring or Tree for `coll` moving `bytes` (the buffer; NCCL's size) on `comm`:
-//   - only AllReduce has a Tree schedule; every function has Ring (Broadcast and Reduce only Ring);
-//   - NCCL_ALGO removes algorithms (see config::Selection); nothing left is NCCL's invalid-usage
-//     error "no algorithm/protocol available for function F with datatype T. NCCL_ALGO was set to …";
-//   - with both allowed: Tree when nNodes > 1 and bytes < kTreeBelowBytes, else Ring.
-// `what` prefixes errors. Pure: every rank decides the same for the same call.
-Result<config::Algo> chooseAlgorithm(const char* what, const runtime::Comm& comm, Coll coll, weft_datatype_t type,
-                                     size_t bytes);
+// How a collective runs: its algorithm and its channel budget (0: one per 512 KiB, see run.h).
+struct AlgoChoice {
+  config::Algo algo = config::Algo::kRing;
+  config::Proto proto = config::Proto::kSimple;  // NCCL's pick (emulated devices); data moves Simple
+  int channels = 0;
+};
+
+// Ring or Tree for `coll` of `count` elements of `type` (per rank for AllGather and
+// ReduceScatter) on `comm`:
+//   - only AllReduce has a Tree schedule; every function has Ring;
+//   - emulated devices (comm.tuning): NCCL's choice (tune::choose, the tuner plugin included)
+//     among the cells of Ring and Tree, the algorithms the host path runs, with NCCL's channel
+//     budget; the protocol is NCCL's pick but host memory moves Simple steps;
+//   - CPU endpoints: NCCL_ALGO removes algorithms (see config::Selection); with both allowed, Tree
+//     when nNodes > 1 and the buffer is below kTreeBelowBytes, else Ring;
+//   - nothing left is NCCL's error "no algorithm/protocol available for function F with datatype
+//     T. NCCL_ALGO was set to …" (invalid usage).
+// `what` prefixes errors. Every rank decides the same for the same call.
+Result<AlgoChoice> chooseAlgorithm(const char* what, runtime::Comm& comm, Coll coll, weft_datatype_t type,
+                                   size_t count);
 
 // NCCL's ncclDatatypeToString: "ncclFloat32", … ("unknown" outside 0..11).
 const char* ncclTypeName(weft_datatype_t type);

@@ -8,6 +8,7 @@
 
 #include "core/base/log.h"
 #include "core/base/strings.h"
+#include "core/coll/algorithm.h"
 #include "core/runtime/waiter.h"
 
 namespace weft::coll {
@@ -216,7 +217,16 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   bool perRank = a.coll == Coll::kAllGather || a.coll == Coll::kReduceScatter;
   size_t traffic = a.count * elt * (perRank ? static_cast<size_t>(comm.nranks) : 1);
   int tpb = a.coll == Coll::kAllReduce ? 2 : perRank ? comm.nranks : 1;  // NCCL's traffic per byte
-  std::vector<Part> parts = channelParts(a.count, elt, tpb, channelsFor(comm, traffic), comm.channels.nChannels);
+  int budget = a.channels > 0 ? a.channels : channelsFor(comm, traffic);
+  std::vector<Part> parts = channelParts(a.count, elt, tpb, budget, comm.channels.nChannels);
+  if (comm.rank == 0 && !parts.empty()) {
+    // NCCL's line (enqueue.cc, rank 0), with its upper-case names.
+    static const char* const kAlgo[] = {"TREE", "RING"};
+    static const char* const kProto[] = {"LL", "LL128", "SIMPLE"};
+    WEFT_INFO(log::kTuning, "%s: %zu Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%zu}",
+              config::funcName(funcOf(a.coll)), a.count * elt, kAlgo[a.algo == config::Algo::kTree ? 0 : 1],
+              kProto[static_cast<int>(a.proto)], parts.size() - 1);
+  }
   std::vector<ChannelRun> runs;
   *allShm = true;
   for (int c = 0; c < static_cast<int>(parts.size()); ++c) {

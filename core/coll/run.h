@@ -24,6 +24,8 @@ struct CollArgs {
   RedOp op{};        // reductions only
   int root = 0;      // broadcast, reduce
   config::Algo algo = config::Algo::kRing;  // kRing or kTree (AllReduce), see algorithm.h
+  config::Proto proto = config::Proto::kSimple;  // what NCCL would use (logged); host memory moves Simple
+  int channels = 0;  // channel budget (NCCL's nMaxChannels); 0: channelsFor
 };
 
 // How many channels a collective of `bytes` uses: one per 512 KiB of traffic, at most the

@@ -3,6 +3,7 @@
 #include "core/runtime/channels.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/base/log.h"
 #include "core/base/strings.h"
@@ -11,6 +12,8 @@
 #include "core/topo/offline.h"
 #include "core/topo/paths.h"
 #include "core/topo/xml.h"
+#include "core/tune/inputs.h"
+#include "core/tune/select.h"
 
 namespace weft::runtime {
 
@@ -56,6 +59,36 @@ void recordRingNets(Comm& comm, const topo::SimulatedNode& node) {
   }
 }
 
+// What NCCL's init does after connecting: load and init the tuner plugin (a v5 plugin may edit
+// the constants), then run the model on this rank's inputs (rank 0 logs NCCL's table).
+Status tuneEmulated(Comm& comm, const topo::SimulatedNode& node, const connect::Connection& conn) {
+  auto t = std::make_unique<Tuning>();
+  WEFT_ASSIGN_OR_RETURN(t->inputs, tune::commInputs(node.system, node.graphs, conn,
+                                                    tune::P2pSettings::fromSettings(comm.settings)));
+  t->inputs.rank = comm.rank;
+  t->settings = tune::TuneSettings::fromSettings(comm.settings);
+  tune::Constants constants = tune::defaultConstants();
+  // The plugin's table is ncclTunerConstants_v5_t; tune::Constants is pinned to the same bytes.
+  static_assert(sizeof(weft_tuner_constants_v5_t) == sizeof(tune::Constants));
+  weft_tuner_constants_v5_t abi;
+  std::memcpy(&abi, &constants, sizeof abi);
+  plugin::TunerInitArgs args;
+  args.commId = comm.commHash;
+  args.nRanks = static_cast<size_t>(comm.nranks);
+  args.nNodes = static_cast<size_t>(comm.nNodes);
+  args.nvlDomain = {comm.nNodes, t->inputs.minLocalRanks, t->inputs.maxLocalRanks};
+  args.constants = &abi;
+  args.maxChannels = conn.nChannels;
+  plugin::TunerLoaderOptions loader;
+  if (comm.net) loader.netLibraryPath = comm.net->plugin().path();
+  WEFT_ASSIGN_OR_RETURN(t->tuner, plugin::selectTuner(comm.settings, args, loader));
+  std::memcpy(&constants, &abi, sizeof abi);
+  WEFT_ASSIGN_OR_RETURN(t->model, tune::tuneModel(t->inputs, constants, t->settings));
+  tune::logChannels(t->inputs);
+  comm.tuning = std::move(t);
+  return Status::ok();
+}
+
 Result<connect::Connection> emulatedChannels(Comm& comm) {
   std::string path = comm.settings.string("NCCL_TOPO_FILE");
   WEFT_ASSIGN_OR_RETURN(topo::TopoXml xml, topo::TopoXml::load(path));
@@ -72,7 +105,9 @@ Result<connect::Connection> emulatedChannels(Comm& comm) {
   recordRingNets(comm, domains.front());
   WEFT_ASSIGN_OR_RETURN(std::vector<connect::RankInput> inputs,
                         connect::offlineInputs(caches, compCaps, gpus, comm.nNodes, false, false));
-  return connect::connectRanks(inputs, optionsFor(comm, o.params));
+  WEFT_ASSIGN_OR_RETURN(connect::Connection conn, connect::connectRanks(inputs, optionsFor(comm, o.params)));
+  WEFT_TRY_CTX(tuneEmulated(comm, domains.front(), conn), "tuning");
+  return conn;
 }
 
 // CPU endpoints: each host's ranks in rank order form its ring and its tree chain; connect then

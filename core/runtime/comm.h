@@ -18,9 +18,11 @@
 #include "core/config/settings.h"
 #include "core/connect/connection.h"
 #include "core/plugin/net_loader.h"
+#include "core/plugin/tuner_loader.h"
 #include "core/runtime/bootstrap.h"
 #include "core/runtime/shm.h"
 #include "core/runtime/transport.h"
+#include "core/tune/model.h"
 
 namespace weft::runtime {
 
@@ -34,6 +36,15 @@ struct PeerInfo {
   uint64_t shmDev = 0;   // st_dev of /dev/shm: equal only where segments can be shared
   uint64_t topoHash = 0; // hash of the topology file's path and size (emulated mode)
   char bellName[64] = {};
+};
+
+// NCCL's tuning of an emulated communicator (NCCL_TOPO_FILE): the model's inputs and tables, as
+// NCCL's init leaves them, and the tuner plugin (NCCL_TUNER_PLUGIN) when one was loaded.
+struct Tuning {
+  tune::CommInputs inputs;
+  tune::TuneSettings settings;
+  tune::Model model;
+  std::unique_ptr<plugin::TunerInstance> tuner;  // null: none
 };
 
 // Where the communicator's channels come from.
@@ -82,6 +93,9 @@ class Comm {
   // Emulated devices: the topology file's NET device where each ring channel of this rank's node
   // leaves it (send) and enters it (receive), by ring-graph channel; empty on CPU endpoints.
   std::vector<int> ringNetSend, ringNetRecv;
+  // Emulated devices: NCCL's model picks each collective's algorithm and channels; CPU endpoints
+  // (null) use weft's size rule (core/coll/algorithm.h).
+  std::unique_ptr<Tuning> tuning;
   struct Key {
     int connIndex, channel, peer;
     bool operator<(const Key& o) const {
@@ -90,7 +104,8 @@ class Comm {
   };
   std::map<Key, std::unique_ptr<SendConnection>> sends;
   std::map<Key, std::unique_ptr<RecvConnection>> recvs;
-  bool treesConnected = false;  // tree peers are connected at the first Tree collective
+  bool treesConnected = false;
+  uint64_t opCount = 0;  // collectives called (NCCL's opCount in its COLL line)  // tree peers are connected at the first Tree collective
 
   // State. `stop` ends every wait (abort, or a failure anywhere); `error` says why.
   std::atomic<bool> stop{false};

@@ -99,7 +99,7 @@ void costTable(const CommInputs& comm, const Model& model, const Operation& op, 
   }
   bool nvlsSupport = comm.nvlsSupport != 0 && (op.nvlsReduction || op.func == kAllGather);
   for (int a = 0; a < kNumAlgorithms; ++a) {
-    if (skipped(comm, op, a, nvlsSupport)) continue;
+    if ((op.algoMask >> a & 1u) == 0 || skipped(comm, op, a, nvlsSupport)) continue;
     for (int p = 0; p < kNumProtocols; ++p) {
       table[a][p] = algoTime(comm, model, op.func, a, p, op.bytes, op.numPipeOps);
       // Deep fp8 ring reductions lose precision: least preferred (a disabled -1 becomes -1024).
@@ -132,7 +132,7 @@ Result<Choice> choose(const CommInputs& comm, const Model& model, const TuneSett
   }
   if (c.algo < 0) {
     std::string why = strprintf("no algorithm/protocol available for function %s with datatype %s.", funcName(op.func),
-                                op.fp8 ? "ncclFloat8e4m3" : "ncclFloat32");
+                                op.typeName != nullptr ? op.typeName : op.fp8 ? "ncclFloat8e4m3" : "ncclFloat32");
     if (!settings.algo.empty()) why += strprintf(" NCCL_ALGO was set to %s.", settings.algo.c_str());
     if (!settings.proto.empty()) why += strprintf(" NCCL_PROTO was set to %s.", settings.proto.c_str());
     WEFT_WARN("Error : %s", why.c_str());

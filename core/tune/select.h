@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/base/status.h"
 #include "core/tune/model.h"
@@ -22,6 +23,10 @@ struct Operation {
   bool preMulSumOrPostDiv = false;  // ReduceScatter with PreMulSum or SumPostDiv: no PAT
   int collNetSupport = 0;    // CollNet usable for this op and type
   int regBuff = 0;           // both buffers registered (handed to the tuner only)
+  // Algorithms the caller can run (bit = Algo value): the others' cells stay IGNORE, before a
+  // tuner sees the table (weft's host path runs Ring and Tree only). NCCL: all.
+  uint32_t algoMask = (1u << kNumAlgorithms) - 1;
+  const char* typeName = nullptr;  // NCCL's name of the datatype for errors; null: float32 (fp8: e4m3)
 };
 
 using CostTable = float[kNumAlgorithms][kNumProtocols];

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -165,8 +166,11 @@ int prevOf(const std::vector<int>& next, int rank) {
 struct EmulatedCase {
   int hosts;
   std::string algo;  // NCCL_ALGO, "" for the default
+  bool tuner = false;  // weft's YAML tuner with a rule for the 400 KB allreduce
 };
-void PrintTo(const EmulatedCase& c, std::ostream* os) { *os << c.hosts << " hosts " << c.algo; }
+void PrintTo(const EmulatedCase& c, std::ostream* os) {
+  *os << c.hosts << " hosts " << c.algo << (c.tuner ? " tuner" : "");
+}
 
 class EmulatedHosts : public ::testing::TestWithParam<EmulatedCase> {};
 
@@ -194,10 +198,16 @@ TEST_P(EmulatedHosts, GraphLinesEqualWeftSearchAndRingsCarryEveryByte) {
   spec.deadline = std::chrono::seconds(240);  // 16 processes on a small machine
   spec.env[-1] = {{"NCCL_TOPO_FILE", kTopology},
                   {"NCCL_DEBUG", "INFO"},
-                  {"NCCL_DEBUG_SUBSYS", "INIT,GRAPH"},
+                  {"NCCL_DEBUG_SUBSYS", "INIT,GRAPH,TUNING"},
                   {"NCCL_SOCKET_IFNAME", "lo"},
                   {"NCCL_NET", "Socket"}};
   if (!GetParam().algo.empty()) spec.env[-1]["NCCL_ALGO"] = GetParam().algo;
+  std::string rules = ::testing::TempDir() + "weft-hosts-tuner-" + std::to_string(getpid()) + ".yaml";
+  if (GetParam().tuner) {
+    std::ofstream(rules) << "TUNER_RULES:\n  - {coll: allreduce, size: 300K-500K, algo: ring, proto: simple, channels: 2}\n";
+    spec.env[-1]["NCCL_TUNER_PLUGIN"] = "weft";
+    spec.env[-1]["WEFT_TUNER_RULES_FILE"] = rules;
+  }
   for (int r = 0; r < n; ++r) spec.env[r]["NCCL_HOSTID"] = r < kGpusPerHost ? "hostA" : "hostB";
   auto out = runJob(spec, [n, &rings](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
@@ -216,6 +226,7 @@ TEST_P(EmulatedHosts, GraphLinesEqualWeftSearchAndRingsCarryEveryByte) {
     if (allreduceCheck(comm, rank, n, 100003) != 0) return 1;
     return closeComm(comm);
   });
+  std::remove(rules.c_str());
   ASSERT_EQ(failures(out), "");
   for (int r = 0; r < n; ++r) {
     const std::string& output = out[static_cast<size_t>(r)].output;
@@ -224,15 +235,35 @@ TEST_P(EmulatedHosts, GraphLinesEqualWeftSearchAndRingsCarryEveryByte) {
         << "`";
     EXPECT_EQ(linesWith(output, " NCCL WARN "), std::vector<std::string>()) << "rank " << r;
     size_t netLines = hosts > 1 ? 1 : 0;  // one host: every peer over shared memory, no net plugin
-    size_t treeLines = hosts > 1 || GetParam().algo == "Tree" ? 1 : 0;
+    if (r == 0) {
+      // NCCL's per-operation TUNING line: its model's choice among the host path's Ring and Tree
+      // (from `weft tune … --nodes 2 --explain`: Ring/LL128 at 16 MiB once NVLSTree is out,
+      // Tree/LL128 at 400 KB), over NCCL's channel budget.
+      bool tree = GetParam().algo == "Tree";
+      std::string big = tree ? "AllReduce: 16777216 Bytes -> Algo TREE proto " : "AllReduce: 16777216 Bytes -> Algo RING proto LL128";
+      EXPECT_EQ(linesWith(output, big).size(), 1u) << output;
+      if (GetParam().tuner) {
+        // The rule's cell and channel budget: 400012 bytes in 2 channels of 25 and 24 cells.
+        EXPECT_EQ(linesWith(output, "AllReduce: 400012 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}").size(), 1u)
+            << output;
+        EXPECT_EQ(linesWith(output, "TUNER/weft: AllReduce 400012 bytes: rule " + rules + ":2").size(), 1u) << output;
+      } else if (hosts > 1) {
+        EXPECT_EQ(linesWith(output, "AllReduce: 400012 Bytes -> Algo TREE proto LL128 channel{Lo..Hi}={0..").size(), 1u)
+            << output;
+      }
+    }
+    size_t treeLines = (hosts > 1 && !GetParam().tuner) || GetParam().algo == "Tree" ? 1 : 0;
     EXPECT_EQ(linesWith(output, "NCCL INFO Connected all trees").size(), treeLines) << "rank " << r;
     EXPECT_EQ(linesWith(output, "NCCL INFO Using network Socket").size(), netLines) << "rank " << r << ":\n" << output;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Hgx8Gpu, EmulatedHosts,
-                         ::testing::Values(EmulatedCase{1, ""}, EmulatedCase{2, ""}, EmulatedCase{2, "Tree"}),
-                         [](const auto& p) { return std::to_string(p.param.hosts) + "hosts" + p.param.algo; });
+                         ::testing::Values(EmulatedCase{1, ""}, EmulatedCase{2, ""}, EmulatedCase{2, "Tree"},
+                                           EmulatedCase{2, "", true}),
+                         [](const auto& p) {
+                           return std::to_string(p.param.hosts) + "hosts" + p.param.algo + (p.param.tuner ? "YamlTuner" : "");
+                         });
 
 // ---------------------------------------------------------------------------------------------
 // Hosts in network namespaces.
