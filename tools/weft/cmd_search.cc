@@ -18,6 +18,7 @@
 #include "core/config/settings.h"
 #include "core/connect/log_lines.h"
 #include "core/connect/offline.h"
+#include "core/plugin/tuner_loader.h"
 #include "core/topo/paths.h"
 #include "core/topo/offline.h"
 #include "core/topo/system_print.h"
@@ -298,7 +299,7 @@ int runSearch(const SearchArgs& a) {
   std::optional<tune::Tuned> tuned;
   auto runTune = [&]() -> Status {
     if (!a.tune) return Status::ok();
-    WEFT_ASSIGN_OR_RETURN(tuned, tune::tuneComm(*sp.first, *conn, settings));
+    WEFT_ASSIGN_OR_RETURN(tuned, tune::tuneCommWithTuner(*sp.first, *conn, settings, plugin::TunerLoaderOptions{}));
     return Status::ok();
   };
   if (a.quiet || streamJson) {

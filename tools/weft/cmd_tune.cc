@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/base/log.h"
+#include "core/plugin/tuner_loader.h"
 #include "core/topo/offline.h"
 #include "core/tune/offline.h"
 #include "tools/weft/commands.h"
@@ -44,7 +45,10 @@ int runTune(const TuneArgs& a) {
   auto comm = tune::simulateComm(*topo, tune::tuneSearchOptions(a.nodes, *settings));
   if (!comm.isOk()) return fail("weft tune", comm.status());
   log::processLogger().setOptions(shown);
-  auto tuned = tune::tuneComm(*comm, *settings);
+  // NCCL_TUNER_PLUGIN: loaded and initialised right before the model, as NCCL's init does (its
+  // lines and the plugin's init lines come first; a v5 plugin's constants are the model's).
+  // Offline there is no net plugin whose library could hold a tuner.
+  auto tuned = tune::tuneCommWithTuner(*comm, *settings, plugin::TunerLoaderOptions{});
   if (!tuned.isOk()) return fail("weft tune", tuned.status());
   if (!json) {
     if (Status s = printTuneText(*tuned, *request); !s.isOk()) return fail("weft tune", s);
