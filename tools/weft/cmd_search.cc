@@ -299,6 +299,7 @@ int runSearch(const SearchArgs& a) {
   std::optional<tune::Tuned> tuned;
   auto runTune = [&]() -> Status {
     if (!a.tune) return Status::ok();
+    exportOfflineTunerArch(*topo, settings);  // the tuner's `arch` rules: the topology's sm
     WEFT_ASSIGN_OR_RETURN(tuned, tune::tuneCommWithTuner(*sp.first, *conn, settings, plugin::TunerLoaderOptions{}));
     return Status::ok();
   };

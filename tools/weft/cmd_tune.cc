@@ -47,7 +47,9 @@ int runTune(const TuneArgs& a) {
   log::processLogger().setOptions(shown);
   // NCCL_TUNER_PLUGIN: loaded and initialised right before the model, as NCCL's init does (its
   // lines and the plugin's init lines come first; a v5 plugin's constants are the model's).
-  // Offline there is no net plugin whose library could hold a tuner.
+  // Offline there is no net plugin whose library could hold a tuner, and no CUDA to ask for the
+  // GPU's sm: the topology's is handed to weft's YAML tuner.
+  exportOfflineTunerArch(*topo, *settings);
   auto tuned = tune::tuneCommWithTuner(*comm, *settings, plugin::TunerLoaderOptions{});
   if (!tuned.isOk()) return fail("weft tune", tuned.status());
   if (!json) {
