@@ -258,6 +258,27 @@ TEST(TuneTuner, AFailingInitFollowsTheFallbackPolicy) {
   EXPECT_EQ(deny.out.find("# NCCL 2.28.9's choice"), std::string::npos) << deny.out;
 }
 
+TEST(TuneTuner, AFailingGetCollInfoFailsEachOperationOnItsRowWithOneWarn) {
+  Outcome o = tool("NCCL_TUNER_PLUGIN=" + kFakes + "/libnccl-tuner-getfails.so",
+                   "tune " + kTopo + " --coll allreduce,allgather --sizes 1K,1M --explain 1M");
+  ASSERT_EQ(o.rc, 0) << o.out;
+  size_t warns = 0;
+  for (size_t at = o.out.find("NCCL WARN "); at != std::string::npos; at = o.out.find("NCCL WARN ", at + 1)) ++warns;
+  EXPECT_EQ(warns, 1u) << o.out;
+  std::string rows = squeezed(o.out);
+  EXPECT_NE(rows.find("\n AllGather 1048576 internal error: tuner getCollInfo: tuner for AllGather of 1048576 bytes: "),
+            std::string::npos)
+      << rows;
+  std::string ag = explainBlock(o.out, "AllGather");
+  EXPECT_NE(ag.find("  tuner: getCollInfo failed\n  => internal error: "), std::string::npos) << ag;
+  // The table after the failed call is the one the tuner was given (the hook restores it).
+  size_t after = ag.find("# after the tuner");
+  ASSERT_NE(after, std::string::npos) << ag;
+  std::string tunedPart = ag.substr(after, ag.find("  tuner:") - after);
+  EXPECT_EQ(tunedPart.find(" 0.000"), std::string::npos) << ag;
+  EXPECT_NE(tunedPart.find("  Ring "), std::string::npos) << ag;
+}
+
 TEST(TuneTuner, SearchTuneGoesThroughTheTunerToo) {
   Outcome o = tool(kWeftTuner, "search " + kTopo + " --nodes 2 --tune --format json 2>/dev/null | cat");
   ASSERT_EQ(o.rc, 0) << o.out;

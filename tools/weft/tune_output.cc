@@ -60,6 +60,7 @@ Result<std::vector<std::size_t>> parseSizes(const std::string& text) {
 // among NCCL's per-operation lines; this tool shows them beside its own rows instead.
 struct TunerCall {
   bool called = false;
+  bool failed = false;  // getCollInfo returned an error: the operation fails, as in NCCL
   tune::CostTable before{};
   tune::CostTable after{};
   int channels = 0;
@@ -82,6 +83,7 @@ class RecordingHook final : public tune::TunerHook {
     }
     std::memcpy(call_.after, cost, sizeof(call_.after));
     call_.channels = *nChannels;
+    call_.failed = !s.isOk();
     return s;
   }
 
@@ -108,6 +110,8 @@ Decision decide(const tune::Tuned& t, int func, std::size_t bytes) {
   auto c = tune::choose(t.comm, t.model, t.settings, op, hook ? &*hook : nullptr, &d.table);
   if (c.isOk()) d.choice = *c;
   else d.status = c.status();
+  // choose() leaves the table alone when the tuner fails: show the one the tuner was given.
+  if (d.tuner.failed) std::memcpy(d.table, d.tuner.after, sizeof(d.table));
   return d;
 }
 
@@ -158,7 +162,8 @@ void printTunerCall(const TunerCall& call) {
   }
   for (const std::string& cell : changedCells(call)) std::printf("  tuner: changed %s\n", cell.c_str());
   if (call.channels != 0) std::printf("  tuner: channels %d\n", call.channels);
-  if (!call.acted()) std::printf("  tuner: no change\n");
+  if (call.failed) std::printf("  tuner: getCollInfo failed\n");
+  else if (!call.acted()) std::printf("  tuner: no change\n");
 }
 
 void printTable(const tune::CostTable& table, int algo, int proto) {
