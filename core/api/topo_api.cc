@@ -11,6 +11,7 @@
 #include "core/base/log.h"
 #include "core/base/strings.h"
 #include "core/config/settings.h"
+#include "core/plugin/tuner_loader.h"
 #include "core/topo/offline.h"
 #include "core/tune/offline.h"
 #include "core/tune/select.h"
@@ -26,6 +27,7 @@ struct weft_topo_run {
   std::once_flag tuneOnce;
   weft::Status tuneStatus;
   std::unique_ptr<weft::tune::Tuned> tuned;
+  std::mutex tunerMutex;  // a tuner plugin is called by one thread at a time, as NCCL calls it
 };
 
 namespace weft::api {
@@ -79,7 +81,8 @@ const topo::Graph* graphOf(const weft_topo_run_t* r, int id) {
 // logger only (weft_topo_log keeps node 0's search lines).
 Status tuneRun(weft_topo_run_t& r) {
   WEFT_ASSIGN_OR_RETURN(tune::OfflineComm comm, tune::simulateComm(r.xml, tune::tuneSearchOptions(r.nodes, r.settings)));
-  WEFT_ASSIGN_OR_RETURN(tune::Tuned t, tune::tuneComm(comm, r.settings));
+  // NCCL_TUNER_PLUGIN of the run's settings, loaded and initialised before the model as in NCCL.
+  WEFT_ASSIGN_OR_RETURN(tune::Tuned t, tune::tuneCommWithTuner(comm, r.settings, plugin::TunerLoaderOptions{}));
   r.tuned = std::make_unique<tune::Tuned>(std::move(t));
   return Status::ok();
 }
@@ -179,7 +182,9 @@ WEFT_API weft_result_t weft_topo_tune(const weft_topo_run_t* run, int coll, size
     op.func = coll;
     op.bytes = bytes;
     const weft::tune::Tuned& t = *r->tuned;
-    WEFT_ASSIGN_OR_RETURN(weft::tune::Choice c, weft::tune::choose(t.comm, t.model, t.settings, op, nullptr));
+    std::unique_lock<std::mutex> oneCaller(r->tunerMutex, std::defer_lock);
+    if (t.tuner != nullptr) oneCaller.lock();
+    WEFT_ASSIGN_OR_RETURN(weft::tune::Choice c, weft::tune::choose(t.comm, t.model, t.settings, op, t.tuner.get()));
     *choice = weft_tune_choice_t{c.algo, c.proto, c.nMaxChannels, c.nThreads, c.timeUs,
                                  weft::tune::algoName(c.algo), weft::tune::protoName(c.proto)};
     return weft::Status::ok();

@@ -183,6 +183,7 @@ void Logger::emitV(Level level, uint64_t subsys, const char* file, int line, con
   while (!message.empty() && message.back() == '\n') message.pop_back();
   if (tlsRecorder != nullptr && tlsRecorder->wants(level, subsys)) {
     tlsRecorder->add(message);
+    if (tlsRecorder->takes()) return;
     bool normal = static_cast<int>(level) <= static_cast<int>(options_.level) &&
                   (level <= Level::kWarn || (subsys & options_.mask) != 0);
     if (!normal) return;
@@ -210,8 +211,8 @@ Logger& processLogger() {
 
 int currentDevice() { return tlsDevice; }
 
-ScopedRecorder::ScopedRecorder(std::vector<std::string>* out, uint64_t mask)
-    : out_(out), mask_(mask), saved_(tlsRecorder) {
+ScopedRecorder::ScopedRecorder(std::vector<std::string>* out, uint64_t mask, Mode mode)
+    : out_(out), mask_(mask), mode_(mode), saved_(tlsRecorder) {
   tlsRecorder = this;
 }
 ScopedRecorder::~ScopedRecorder() { tlsRecorder = saved_; }

@@ -65,18 +65,23 @@ using Sink = std::function<void(Level, uint64_t subsys, std::string_view line)>;
 
 // While alive on a thread, receives the INFO lines of `mask` logged on that thread (payload only,
 // without prefix), whatever the logger's level: how embedders get NCCL's log of an offline run.
+// kCopy: the lines are also written as usual. kTake: they go to the recorder only (a caller that
+// shows them its own way, like `weft tune` showing which tuner rule fired in its table).
 class ScopedRecorder {
  public:
-  explicit ScopedRecorder(std::vector<std::string>* out, uint64_t mask = kGraph);
+  enum class Mode { kCopy, kTake };
+  explicit ScopedRecorder(std::vector<std::string>* out, uint64_t mask = kGraph, Mode mode = Mode::kCopy);
   ~ScopedRecorder();
   ScopedRecorder(const ScopedRecorder&) = delete;
   ScopedRecorder& operator=(const ScopedRecorder&) = delete;
   bool wants(Level level, uint64_t subsys) const { return level == Level::kInfo && (subsys & mask_) != 0; }
   void add(std::string_view line) { out_->emplace_back(line); }
+  bool takes() const { return mode_ == Mode::kTake; }
 
  private:
   std::vector<std::string>* out_;
   uint64_t mask_;
+  Mode mode_;
   ScopedRecorder* saved_;
 };
 ScopedRecorder* currentRecorder();

@@ -3,6 +3,8 @@
 // `weft search --tune`, the C API and the tests run it.
 #pragma once
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/base/status.h"
@@ -11,6 +13,11 @@
 #include "core/topo/offline.h"
 #include "core/topo/xml.h"
 #include "core/tune/model.h"
+#include "core/tune/tuner_hook.h"
+
+namespace weft::plugin {
+struct TunerLoaderOptions;
+}
 
 namespace weft::tune {
 
@@ -34,6 +41,10 @@ struct Tuned {
   CommInputs comm;
   TuneSettings settings;
   Model model;
+  // The tuner plugin (tuneCommWithTuner), to pass to every choose(); null: none. Its finalize
+  // runs when the Tuned is destroyed, as NCCL's at communicator destruction.
+  std::unique_ptr<TunerHook> tuner;
+  std::string tunerName;  // "weft-yaml (v5, libnccl-tuner-weft.so)"; empty without a tuner
 };
 
 // Builds rank 0's inputs from its simulated node (rank0: its system and graphs) and the
@@ -46,5 +57,14 @@ inline Result<Tuned> tuneComm(const OfflineComm& comm, const config::Settings& s
                               const Constants& constants = defaultConstants()) {
   return tuneComm(comm.domains.front(), comm.conn, settings, constants);
 }
+
+// As tuneComm from the default constants, with NCCL_TUNER_PLUGIN's tuner loaded and initialised
+// between the inputs and the model, as NCCL 2.28.9's init does (loadCommTuner): the loader's and
+// the plugin's init lines come before the model's, a v5 plugin's edited constants are the
+// model's, and Tuned::tuner is set. Fails when the tuner fails under WEFT_TUNER_FALLBACK=deny.
+Result<Tuned> tuneCommWithTuner(const topo::SimulatedNode& rank0, const connect::Connection& conn,
+                                const config::Settings& settings, const plugin::TunerLoaderOptions& options);
+Result<Tuned> tuneCommWithTuner(const OfflineComm& comm, const config::Settings& settings,
+                                const plugin::TunerLoaderOptions& options);
 
 }  // namespace weft::tune

@@ -115,12 +115,15 @@ typedef struct {
 } weft_tune_choice_t;
 
 /* What NCCL 2.28.9 would choose on rank 0 of the run's communicator (run->nodes identical nodes,
- * all their GPUs; NVLS where NCCL's NVLS init would enable it; no CollNet, no tuner plugin) for
- * one operation of `coll` (WEFT_COLL_*), float32 sum, unregistered buffers. `bytes` is what
+ * all their GPUs; NVLS where NCCL's NVLS init would enable it; no CollNet) for one operation of
+ * `coll` (WEFT_COLL_*), float32 sum, unregistered buffers. `bytes` is what
  * NCCL's model receives: for AllGather and ReduceScatter the whole gathered buffer (nRanks x the
  * per-rank size). The first call on a run connects every rank and runs the model (the cost of
  * `weft search`'s connect phase, milliseconds for common sizes); later calls take about a
- * microsecond. Thread-safe on one run. Settings are the run's (options->settings). */
+ * microsecond. Thread-safe on one run. Settings are the run's (options->settings), the tuner
+ * plugin too: NCCL_TUNER_PLUGIN=weft (with WEFT_TUNER_RULES_FILE=...) loads weft's YAML rule tuner
+ * as NCCL's init would, before the model, and every choice goes through it; unset, NCCL's default
+ * libnccl-tuner.so is tried. The tuner is finalized by weft_topo_run_free. */
 WEFT_API weft_result_t weft_topo_tune(const weft_topo_run_t* run, int coll, size_t bytes, weft_tune_choice_t* choice);
 
 /* Frees memory returned by weft. NULL is allowed. */

@@ -93,5 +93,27 @@ TEST(Log, PluginLoggerForwardsThroughTheProcessLogger) {
   EXPECT_NE(lines[0].find("NET/Test : 2 devices"), std::string::npos);
 }
 
+TEST(Log, RecorderCopiesOrTakesTheLinesOfItsSubsystems) {
+  Logger logger(Options{Level::kInfo, kTuning | kInit, Prefix::kRank, ""});
+  std::vector<std::string> written;
+  logger.setSink([&](Level, uint64_t, std::string_view l) { written.emplace_back(l); });
+  std::vector<std::string> copied, taken;
+  {
+    ScopedRecorder copy(&copied, kTuning);
+    logger.emit(Level::kInfo, kTuning, __FILE__, __LINE__, "rule %d", 1);
+  }
+  {
+    ScopedRecorder take(&taken, kTuning, ScopedRecorder::Mode::kTake);
+    logger.emit(Level::kInfo, kTuning, __FILE__, __LINE__, "rule %d", 2);
+    logger.emit(Level::kInfo, kInit, __FILE__, __LINE__, "not recorded");
+    logger.emit(Level::kWarn, kTuning, __FILE__, __LINE__, "warnings are never taken");
+  }
+  logger.emit(Level::kInfo, kTuning, __FILE__, __LINE__, "after");
+  EXPECT_EQ(copied, std::vector<std::string>{"rule 1"});
+  EXPECT_EQ(taken, std::vector<std::string>{"rule 2"});
+  EXPECT_EQ(written, (std::vector<std::string>{"[0] NCCL INFO rule 1", "[0] NCCL INFO not recorded",
+                                               "[0] NCCL WARN warnings are never taken", "[0] NCCL INFO after"}));
+}
+
 }  // namespace
 }  // namespace weft::log

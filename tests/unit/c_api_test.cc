@@ -115,6 +115,28 @@ TEST(CApi, TuneMatchesNcclsChoiceOnTwoNodes) {
   weft_topo_run_free(run);
 }
 
+TEST(CApi, TuneGoesThroughTheTunerPluginOfTheRunsSettings) {
+  // weft's YAML tuner (build tree) with tests/data/tuner/rules.yaml: line 3 sends AllReduce of
+  // 8K-64K to Ring/Simple on 2 channels; other sizes keep NCCL's choice.
+  const std::string rules = "WEFT_TUNER_RULES_FILE=" WEFT_SOURCE_DIR "/tests/data/tuner/rules.yaml";
+  const char* settings[] = {"NCCL_TUNER_PLUGIN=weft", rules.c_str(), nullptr};
+  weft_topo_options_t opts = WEFT_TOPO_OPTIONS_INIT;
+  opts.nodes = 2;
+  opts.settings = settings;
+  weft_topo_run_t* run = nullptr;
+  ASSERT_EQ(weft_topo_run_file(example().c_str(), &opts, &run), weftSuccess) << weft_last_error();
+  weft_tune_choice_t ruled, kept;
+  ASSERT_EQ(weft_topo_tune(run, WEFT_COLL_ALLREDUCE, 16384, &ruled), weftSuccess) << weft_last_error();
+  EXPECT_EQ(ruled.algo, WEFT_ALGO_RING);
+  EXPECT_EQ(ruled.proto, WEFT_PROTO_SIMPLE);
+  EXPECT_EQ(ruled.channels, 2);
+  ASSERT_EQ(weft_topo_tune(run, WEFT_COLL_ALLREDUCE, 8, &kept), weftSuccess) << weft_last_error();
+  EXPECT_EQ(kept.algo, WEFT_ALGO_TREE);  // as in TuneMatchesNcclsChoiceOnTwoNodes
+  EXPECT_EQ(kept.proto, WEFT_PROTO_LL);
+  EXPECT_EQ(kept.channels, 1);
+  weft_topo_run_free(run);
+}
+
 TEST(CApi, TuneFollowsTheRunsSettings) {
   const char* settings[] = {"NCCL_ALGO=ring", "NCCL_PROTO=simple", nullptr};
   weft_topo_options_t opts = WEFT_TOPO_OPTIONS_INIT;

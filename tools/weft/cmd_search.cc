@@ -18,6 +18,7 @@
 #include "core/config/settings.h"
 #include "core/connect/log_lines.h"
 #include "core/connect/offline.h"
+#include "core/plugin/tuner_loader.h"
 #include "core/topo/paths.h"
 #include "core/topo/offline.h"
 #include "core/topo/system_print.h"
@@ -294,11 +295,13 @@ int runSearch(const SearchArgs& a) {
   auto conn = runConnect(*options, sp);
   if (!conn.isOk()) return fail("weft search: connect", conn.status());
   Phase connectPhase{connectClock.wall(), connectClock.cpu()};
-  // --tune: NCCL's model runs (and logs its lines) after the connect lines, as in NCCL's init.
+  // --tune: the tuner plugin and NCCL's model run (and log their lines) after the connect lines, as in
+  // NCCL's init.
   std::optional<tune::Tuned> tuned;
   auto runTune = [&]() -> Status {
     if (!a.tune) return Status::ok();
-    WEFT_ASSIGN_OR_RETURN(tuned, tune::tuneComm(*sp.first, *conn, settings));
+    exportOfflineTunerArch(*topo, settings);  // the tuner's `arch` rules: the topology's sm
+    WEFT_ASSIGN_OR_RETURN(tuned, tune::tuneCommWithTuner(*sp.first, *conn, settings, plugin::TunerLoaderOptions{}));
     return Status::ok();
   };
   if (a.quiet || streamJson) {
@@ -377,7 +380,8 @@ void addSearchCommand(CLI::App& app) {
       ->default_val("all");
   cmd->add_option("--picture-graphs", args.pictureGraphs, "graphs to draw per channel: ring,tree")->default_val("ring,tree");
   cmd->add_flag("--tune", args.tune,
-                "also search NVLS and print NCCL's tuning lines and choices, as `weft tune` (all collectives, 8 B-1 GiB)");
+                "also search NVLS and print NCCL's tuning lines and choices, as `weft tune` (all collectives, 8 B-1 GiB; "
+                "through NCCL_TUNER_PLUGIN's tuner)");
   cmd->callback([] {
     if (int rc = runSearch(args); rc != 0) throw CLI::RuntimeError(rc);
   });

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/base/log.h"
+#include "core/plugin/tuner_loader.h"
 #include "core/topo/offline.h"
 #include "core/tune/offline.h"
 #include "tools/weft/commands.h"
@@ -44,7 +45,12 @@ int runTune(const TuneArgs& a) {
   auto comm = tune::simulateComm(*topo, tune::tuneSearchOptions(a.nodes, *settings));
   if (!comm.isOk()) return fail("weft tune", comm.status());
   log::processLogger().setOptions(shown);
-  auto tuned = tune::tuneComm(*comm, *settings);
+  // NCCL_TUNER_PLUGIN: loaded and initialised right before the model, as NCCL's init does (its
+  // lines and the plugin's init lines come first; a v5 plugin's constants are the model's).
+  // Offline there is no net plugin whose library could hold a tuner, and no CUDA to ask for the
+  // GPU's sm: the topology's is handed to weft's YAML tuner.
+  exportOfflineTunerArch(*topo, *settings);
+  auto tuned = tune::tuneCommWithTuner(*comm, *settings, plugin::TunerLoaderOptions{});
   if (!tuned.isOk()) return fail("weft tune", tuned.status());
   if (!json) {
     if (Status s = printTuneText(*tuned, *request); !s.isOk()) return fail("weft tune", s);
@@ -66,8 +72,8 @@ void addTuneCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("tune", "Algorithm, protocol and channels NCCL picks per collective and size");
   cmd->footer(
       "Builds the communicator `weft search` builds over all GPUs of N identical nodes of TOPO (NVLS\n"
-      "searched wherever NCCL's NVLS init would enable it; no CollNet plugin, no tuner plugin), runs\n"
-      "NCCL 2.28.9's cost model on rank 0 and prints its INFO lines as NCCL does with\n"
+      "searched wherever NCCL's NVLS init would enable it; no CollNet plugin), runs NCCL 2.28.9's\n"
+      "cost model on rank 0 and prints its INFO lines as NCCL does with\n"
       "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV: the latency/bandwidth table (µs / GB/s per\n"
       "collective, algorithm and protocol; 0.0 bandwidth = not used), threadThresholds and the\n"
       "channel summary. Then, for each collective and size, what NCCL's enqueue would choose for one\n"
@@ -77,10 +83,17 @@ void addTuneCommand(CLI::App& app) {
       "NCCL_ALGO, NCCL_PROTO (\"^LL128;allreduce:LL128\"), NCCL_NTHREADS, NCCL_LL128_NTHREADS,\n"
       "NCCL_PAT_ENABLE, NCCL_NET_OVERHEAD, NCCL_LL128_C2C, NCCL_THREAD_THRESHOLDS, and every\n"
       "setting of the search (NCCL_MAX_NCHANNELS, NCCL_CROSS_NIC, …).\n\n"
+      "Tuner plugin: NCCL_TUNER_PLUGIN (unset: libnccl-tuner.so; none: no tuner; weft: weft's YAML\n"
+      "rule tuner, rules from WEFT_TUNER_RULES_FILE or the policy's TUNER_RULES) is loaded and\n"
+      "initialised right before the model, as in NCCL's init (a v5 tuner may edit the model's\n"
+      "constants), and every choice goes through it. The table's \"tuner\" column names the rule\n"
+      "that fired (or says \"changed\"); --explain shows the cost table before and after the tuner\n"
+      "and \"tuner: rule FILE:LINE fired: …\"; JSON choices get a \"tuner\" member. A tuner that is\n"
+      "missing or fails init: WARN and the model alone, or an error with WEFT_TUNER_FALLBACK=deny.\n\n"
       "Examples:\n"
       "  weft tune examples/topologies/hgx-h100-8gpu.xml --nodes 2\n"
       "  weft tune topo.xml --nodes 16 --coll allreduce --sizes 1K:64M\n"
-      "  weft tune topo.xml --explain 1M          # the whole cost table at 1 MiB, per collective\n"
+      "  weft tune topo.xml --explain 1M          # the whole cost table at 1 MiB, per collective\n"      "  NCCL_TUNER_PLUGIN=weft WEFT_TUNER_RULES_FILE=rules.yaml weft tune topo.xml --nodes 2 --explain 16K\n"
       "  NCCL_PROTO=^LL128 weft tune topo.xml --format json | jq '.choices[] | select(.algo==\"Tree\")'");
   cmd->add_option("TOPO", args.topo, "NCCL topology XML of one node")->required()->check(CLI::ExistingFile);
   cmd->add_option("--nodes,-n", args.nodes, "number of identical nodes")->default_val(1);
@@ -89,7 +102,8 @@ void addTuneCommand(CLI::App& app) {
   cmd->add_option("--sizes", args.sizes, "sizes in bytes: MIN:MAX (powers of two) or a comma list (8,64K,1M)")
       ->default_val("8:1G");
   cmd->add_option("--format", args.format, "text (NCCL's lines and a table) or json")->default_val("text");
-  cmd->add_option("--explain", args.explain, "also print the whole cost table at this size");
+  cmd->add_option("--explain", args.explain,
+                  "also print the whole cost table at this size (before and after a tuner plugin)");
   cmd->callback([] {
     if (int rc = runTune(args); rc != 0) throw CLI::RuntimeError(rc);
   });

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "core/base/log.h"
 #include "core/config/loader.h"
@@ -66,6 +67,11 @@ Result<config::Settings> offlineSettings(const topo::TopoXml& topo, int nodes) {
   facts.gpusPerNode = topo::gpusPerNode(topo);
   if (int sm = smOf(topo); sm > 0) facts.smArch = sm;
   return policy.resolve(facts);
+}
+
+void exportOfflineTunerArch(const topo::TopoXml& topo, const config::Settings& settings) {
+  if (settings.isSet("WEFT_TUNER_GPU_ARCH")) return;
+  if (int sm = smOf(topo); sm > 0) setenv("WEFT_TUNER_GPU_ARCH", std::to_string(sm).c_str(), 0);
 }
 
 }  // namespace weft::tool

@@ -26,4 +26,9 @@ void configureOfflineLogger(uint64_t defaultMask, bool quiet);
 // YAML policy (with the profiles matching what is known offline), NCCL conf files.
 Result<config::Settings> offlineSettings(const topo::TopoXml& topo, int nodes);
 
+// weft's YAML tuner matches `arch` rules against the sm of the GPU CUDA reports; offline there
+// is none, so the topology's (smallest) sm is handed to it as WEFT_TUNER_GPU_ARCH, unless a
+// setting (environment or policy) already gives one. Call before loading the tuner.
+void exportOfflineTunerArch(const topo::TopoXml& topo, const config::Settings& settings);
+
 }  // namespace weft::tool

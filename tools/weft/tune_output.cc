@@ -1,7 +1,12 @@
 #include "tools/weft/tune_output.h"
 
 #include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "core/base/log.h"
 #include "core/base/strings.h"
 #include "core/tune/select.h"
 #include "tools/weft/perf_coll.h"
@@ -49,11 +54,168 @@ Result<std::vector<std::size_t>> parseSizes(const std::string& text) {
   return out;
 }
 
-Result<tune::Choice> chooseOne(const tune::Tuned& t, int func, std::size_t bytes, tune::CostTable* table) {
+// What the tuner plugin did in one getCollInfo call: the table it received and returned, the
+// channels it asked for, and the INFO/TUNING lines it logged meanwhile (weft's YAML tuner logs
+// which rule fired). The lines are taken from the log: NCCL would print them per operation,
+// among NCCL's per-operation lines; this tool shows them beside its own rows instead.
+struct TunerCall {
+  bool called = false;
+  bool failed = false;  // getCollInfo returned an error: the operation fails, as in NCCL
+  tune::CostTable before{};
+  tune::CostTable after{};
+  int channels = 0;
+  std::vector<std::string> lines;
+
+  bool changedTable() const { return std::memcmp(before, after, sizeof(before)) != 0; }
+  bool acted() const { return called && (changedTable() || channels != 0 || !lines.empty()); }
+};
+
+class RecordingHook final : public tune::TunerHook {
+ public:
+  RecordingHook(tune::TunerHook& inner, TunerCall& call) : inner_(inner), call_(call) {}
+  Status getCollInfo(const tune::CollQuery& query, float* cost, int* nChannels) override {
+    call_.called = true;
+    std::memcpy(call_.before, cost, sizeof(call_.before));
+    Status s;
+    {
+      log::ScopedRecorder recorder(&call_.lines, log::kTuning, log::ScopedRecorder::Mode::kTake);
+      s = inner_.getCollInfo(query, cost, nChannels);
+    }
+    std::memcpy(call_.after, cost, sizeof(call_.after));
+    call_.channels = *nChannels;
+    call_.failed = !s.isOk();
+    return s;
+  }
+
+ private:
+  tune::TunerHook& inner_;
+  TunerCall& call_;
+};
+
+// One operation: NCCL's choice (with the tuner, when there is one) and what the tuner did.
+struct Decision {
+  Status status;        // an operation NCCL would fail
+  tune::Choice choice;  // when status is ok
+  tune::CostTable table{};  // the table the choice was made from (after the tuner)
+  TunerCall tuner;
+};
+
+Decision decide(const tune::Tuned& t, int func, std::size_t bytes) {
   tune::Operation op;
   op.func = func;
   op.bytes = bytes;
-  return tune::choose(t.comm, t.model, t.settings, op, nullptr, table);
+  Decision d;
+  std::optional<RecordingHook> hook;
+  if (t.tuner != nullptr) hook.emplace(*t.tuner, d.tuner);
+  auto c = tune::choose(t.comm, t.model, t.settings, op, hook ? &*hook : nullptr, &d.table);
+  if (c.isOk()) d.choice = *c;
+  else d.status = c.status();
+  // choose() leaves the table alone when the tuner fails: show the one the tuner was given.
+  if (d.tuner.failed) std::memcpy(d.table, d.tuner.after, sizeof(d.table));
+  return d;
+}
+
+// "TUNER/weft: AllReduce 4096 bytes: rule tuner.yaml:3 -> algo Tree proto LL channels 2": the
+// rule ("tuner.yaml:3") and what it set ("algo Tree proto LL channels 2").
+struct FiredRule {
+  std::string where;
+  std::string action;
+};
+
+std::optional<FiredRule> firedRule(const TunerCall& call) {
+  for (const std::string& line : call.lines) {
+    size_t rule = line.find(": rule ");
+    size_t arrow = line.find(" -> ", rule == std::string::npos ? 0 : rule);
+    if (rule == std::string::npos || arrow == std::string::npos) continue;
+    rule += 7;
+    return FiredRule{line.substr(rule, arrow - rule), line.substr(arrow + 4)};
+  }
+  return std::nullopt;
+}
+
+// The cells the tuner changed, "Ring/Simple 812.345 -> 0.000".
+std::vector<std::string> changedCells(const TunerCall& call) {
+  std::vector<std::string> out;
+  for (int a = 0; a < tune::kNumAlgorithms; ++a) {
+    for (int p = 0; p < tune::kNumProtocols; ++p) {
+      if (std::memcmp(&call.before[a][p], &call.after[a][p], sizeof(float)) == 0) continue;
+      out.push_back(strprintf("%s/%s %.3f -> %.3f", tune::algoName(a), tune::protoName(p),
+                              static_cast<double>(call.before[a][p]), static_cast<double>(call.after[a][p])));
+    }
+  }
+  return out;
+}
+
+// The short form of the text table's tuner column: the rule that fired, or what changed.
+std::string tunerColumn(const TunerCall& call) {
+  if (auto rule = firedRule(call)) return "rule " + rule->where;
+  if (call.changedTable() || call.channels != 0) return "changed";
+  return "-";
+}
+
+// The tuner's lines under --explain.
+void printTunerCall(const TunerCall& call) {
+  if (auto rule = firedRule(call)) {
+    std::printf("  tuner: rule %s fired: %s\n", rule->where.c_str(), rule->action.c_str());
+  } else {
+    for (const std::string& line : call.lines) std::printf("  tuner: %s\n", line.c_str());
+  }
+  for (const std::string& cell : changedCells(call)) std::printf("  tuner: changed %s\n", cell.c_str());
+  if (call.channels != 0) std::printf("  tuner: channels %d\n", call.channels);
+  if (call.failed) std::printf("  tuner: getCollInfo failed\n");
+  else if (!call.acted()) std::printf("  tuner: no change\n");
+}
+
+void printTable(const tune::CostTable& table, int algo, int proto) {
+  std::printf("  %-13s %12s %12s %12s\n", "", tune::protoName(0), tune::protoName(1), tune::protoName(2));
+  for (int a = 0; a < tune::kNumAlgorithms; ++a) {
+    std::printf("  %-13s", tune::algoName(a));
+    for (int p = 0; p < tune::kNumProtocols; ++p) {
+      float v = table[a][p];
+      if (v < 0) std::printf(" %12s", "-");
+      else std::printf(" %11.3f%s", static_cast<double>(v), a == algo && p == proto ? "*" : " ");
+    }
+    std::printf("\n");
+  }
+}
+
+void printChoiceLine(const char* lead, const Decision& d) {
+  if (!d.status.isOk()) {
+    std::printf("  %s%s\n", lead, d.status.toString().c_str());
+    return;
+  }
+  const tune::Choice& c = d.choice;
+  std::printf("  %s%s/%s, %d channels, %d threads, %.3f us\n", lead, tune::algoName(c.algo), tune::protoName(c.proto),
+              c.nMaxChannels, c.nThreads, static_cast<double>(c.timeUs));
+}
+
+void writeTableJson(JsonWriter& w, const tune::CostTable& table) {
+  w.beginObject();
+  for (int a = 0; a < tune::kNumAlgorithms; ++a) {
+    w.key(tune::algoName(a)).beginObject();
+    for (int p = 0; p < tune::kNumProtocols; ++p) {
+      w.key(tune::protoName(p));
+      if (table[a][p] < 0) w.null();
+      else w.fixed(static_cast<double>(table[a][p]), 3);
+    }
+    w.endObject();
+  }
+  w.endObject();
+}
+
+// "tuner": {"rule", "action", "channels", "changed": […], "log": […]}, when the tuner did anything.
+void writeTunerJson(JsonWriter& w, const TunerCall& call) {
+  if (!call.acted()) return;
+  w.key("tuner").beginObject();
+  if (auto rule = firedRule(call)) w.field("rule", rule->where).field("action", rule->action);
+  w.field("channels", call.channels);
+  w.key("changed").beginArray();
+  for (const std::string& cell : changedCells(call)) w.value(cell);
+  w.endArray();
+  w.key("log").beginArray();
+  for (const std::string& line : call.lines) w.value(line);
+  w.endArray();
+  w.endObject();
 }
 
 }  // namespace
@@ -87,65 +249,65 @@ Result<TuneRequest> parseTuneRequest(const std::string& colls, const std::string
 }
 
 Status printTuneText(const tune::Tuned& t, const TuneRequest& r) {
-  std::printf("# NCCL 2.28.9's choice for one operation per size (float32 sum, no tuner plugin); %d ranks on %d "
-              "nodes, %d channels\n",
-              t.comm.nRanks, t.comm.nNodes, t.comm.nChannels);
-  std::printf("# %-13s %14s  %-13s %-6s %8s %7s %13s\n", "coll", "bytes", "algo", "proto", "channels", "threads",
-              "time_us");
+  const bool tuner = t.tuner != nullptr;
+  std::string plugin = tuner ? "tuner plugin " + t.tunerName : "no tuner plugin";
+  std::printf("# NCCL 2.28.9's choice for one operation per size (float32 sum, %s); %d ranks on %d nodes, %d "
+              "channels\n",
+              plugin.c_str(), t.comm.nRanks, t.comm.nNodes, t.comm.nChannels);
+  std::printf("# %-13s %14s  %-13s %-6s %8s %7s %13s%s\n", "coll", "bytes", "algo", "proto", "channels", "threads",
+              "time_us", tuner ? "  tuner" : "");
   for (int f : r.funcs) {
     for (std::size_t bytes : r.sizes) {
+      Decision d = decide(t, f, bytes);
       // NCCL fails such an operation (NCCL_ALGO/NCCL_PROTO left nothing for it): say so, go on.
-      auto c = chooseOne(t, f, bytes, nullptr);
-      if (!c.isOk()) {
-        std::printf("  %-13s %14zu  %s\n", tune::funcName(f), bytes, c.status().toString().c_str());
+      if (!d.status.isOk()) {
+        std::printf("  %-13s %14zu  %s\n", tune::funcName(f), bytes, d.status.toString().c_str());
         continue;
       }
-      std::printf("  %-13s %14zu  %-13s %-6s %8d %7d %13.3f\n", tune::funcName(f), bytes, tune::algoName(c->algo),
-                  tune::protoName(c->proto), c->nMaxChannels, c->nThreads, static_cast<double>(c->timeUs));
+      const tune::Choice& c = d.choice;
+      std::printf("  %-13s %14zu  %-13s %-6s %8d %7d %13.3f", tune::funcName(f), bytes, tune::algoName(c.algo),
+                  tune::protoName(c.proto), c.nMaxChannels, c.nThreads, static_cast<double>(c.timeUs));
+      if (tuner) std::printf("  %s", tunerColumn(d.tuner).c_str());
+      std::printf("\n");
     }
   }
   if (!r.explain) return Status::ok();
   for (int f : r.funcs) {
-    tune::CostTable table;
-    auto choice = chooseOne(t, f, *r.explain, &table);
+    Decision d = decide(t, f, *r.explain);
     std::printf("\n# cost table: %s, %zu bytes (µs; - where NCCL would not use the cell)\n", tune::funcName(f),
                 *r.explain);
-    tune::Choice c = choice.isOk() ? *choice : tune::Choice{};
-    std::printf("  %-13s %12s %12s %12s\n", "", tune::protoName(0), tune::protoName(1), tune::protoName(2));
-    for (int a = 0; a < tune::kNumAlgorithms; ++a) {
-      std::printf("  %-13s", tune::algoName(a));
-      for (int p = 0; p < tune::kNumProtocols; ++p) {
-        float v = table[a][p];
-        if (v < 0) std::printf(" %12s", "-");
-        else std::printf(" %11.3f%s", static_cast<double>(v), a == c.algo && p == c.proto ? "*" : " ");
-      }
-      std::printf("\n");
-    }
-    if (!choice.isOk()) {
-      std::printf("  => %s\n", choice.status().toString().c_str());
+    if (!tuner || !d.tuner.called) {
+      printTable(d.table, d.status.isOk() ? d.choice.algo : -1, d.choice.proto);
+      printChoiceLine("=> ", d);
       continue;
     }
-    std::printf("  => %s/%s, %d channels, %d threads, %.3f us\n", tune::algoName(c.algo), tune::protoName(c.proto),
-                c.nMaxChannels, c.nThreads, static_cast<double>(c.timeUs));
+    // The model's table as the tuner received it, then the table the choice was made from.
+    printTable(d.tuner.before, -1, -1);
+    std::printf("# after the tuner, %s\n", t.tunerName.c_str());
+    printTable(d.table, d.status.isOk() ? d.choice.algo : -1, d.choice.proto);
+    printTunerCall(d.tuner);
+    printChoiceLine("=> ", d);
   }
   return Status::ok();
 }
 
 Status writeTuneJson(JsonWriter& w, const tune::Tuned& t, const TuneRequest& r) {
+  if (t.tuner != nullptr) w.field("tunerPlugin", t.tunerName);
   w.key("choices").beginArray();
   for (int f : r.funcs) {
     for (std::size_t bytes : r.sizes) {
-      auto choice = chooseOne(t, f, bytes, nullptr);
+      Decision d = decide(t, f, bytes);
       w.beginObject().field("coll", tune::funcName(f)).field("bytes", static_cast<int64_t>(bytes));
-      if (!choice.isOk()) {
-        w.field("error", choice.status().message()).endObject();
+      if (!d.status.isOk()) {
+        w.field("error", d.status.message()).endObject();
         continue;
       }
-      const tune::Choice& c = *choice;
+      const tune::Choice& c = d.choice;
       w.field("algo", tune::algoName(c.algo)).field("proto", tune::protoName(c.proto));
       w.field("channels", c.nMaxChannels).field("threads", c.nThreads);
       // NCCL's float with the three decimals NCCL's tools print.
       w.key("time_us").fixed(static_cast<double>(c.timeUs), 3);
+      writeTunerJson(w, d.tuner);
       w.endObject();
     }
   }
@@ -153,22 +315,18 @@ Status writeTuneJson(JsonWriter& w, const tune::Tuned& t, const TuneRequest& r) 
   if (!r.explain) return Status::ok();
   w.key("explain").beginArray();
   for (int f : r.funcs) {
-    tune::CostTable table;
-    auto choice = chooseOne(t, f, *r.explain, &table);
+    Decision d = decide(t, f, *r.explain);
     w.beginObject().field("coll", tune::funcName(f)).field("bytes", static_cast<int64_t>(*r.explain));
-    w.key("table").beginObject();
-    for (int a = 0; a < tune::kNumAlgorithms; ++a) {
-      w.key(tune::algoName(a)).beginObject();
-      for (int p = 0; p < tune::kNumProtocols; ++p) {
-        w.key(tune::protoName(p));
-        if (table[a][p] < 0) w.null();
-        else w.fixed(static_cast<double>(table[a][p]), 3);
-      }
-      w.endObject();
+    // "table": the model's; "tuned_table": after the tuner (only with one).
+    w.key("table");
+    writeTableJson(w, d.tuner.called ? d.tuner.before : d.table);
+    if (d.tuner.called) {
+      w.key("tuned_table");
+      writeTableJson(w, d.table);
     }
-    w.endObject();
-    if (choice.isOk()) w.field("algo", tune::algoName(choice->algo)).field("proto", tune::protoName(choice->proto));
-    else w.field("error", choice.status().message());
+    if (d.status.isOk()) w.field("algo", tune::algoName(d.choice.algo)).field("proto", tune::protoName(d.choice.proto));
+    else w.field("error", d.status.message());
+    writeTunerJson(w, d.tuner);
     w.endObject();
   }
   w.endArray();

@@ -1,7 +1,7 @@
 // What `weft tune` and `weft search --tune` print after NCCL's tuning lines: for each collective
 // and size, the algorithm, protocol, channels, threads and predicted time NCCL would use for
 // one operation (float32 sum, no batching, unregistered buffers), as a table or as JSON, and
-// with --explain the whole cost table of one size.
+// with --explain the whole cost table of one size; with a tuner plugin, what it did.
 #pragma once
 
 #include <cstddef>
@@ -27,12 +27,19 @@ Result<TuneRequest> parseTuneRequest(const std::string& colls, const std::string
 
 // Text: one table of choices, then the cost tables of --explain. An operation NCCL would fail
 // (NCCL_ALGO/NCCL_PROTO leave it nothing) gets its error on its row (JSON: "error"), after
-// NCCL's WARN line.
+// NCCL's WARN line. With a tuner plugin (tuned.tuner) every choice goes through it as in NCCL's
+// enqueue; its INFO/TUNING lines of each call are taken out of the log and shown instead: a
+// "tuner" column ("rule FILE:LINE" when weft's YAML tuner names the rule that fired, "changed"
+// when the plugin changed the table or the channels, "-"), and under --explain the table before
+// and after the tuner and "tuner: rule FILE:LINE fired: algo … proto … channels …".
 Status printTuneText(const tune::Tuned& tuned, const TuneRequest& request);
 
 // JSON: "choices": [{"coll","bytes","algo","proto","channels","threads","time_us"}, …] and, with
 // --explain, "explain": [{"coll","bytes","table": {"Tree": {"LL": µs or null, …}, …}}, …],
-// written into an open object.
+// written into an open object. With a tuner plugin: "tunerPlugin" (its name), and a "tuner"
+// member on each choice the tuner acted on: {"rule","action" (when a rule fired), "channels",
+// "changed": ["Ring/Simple 812.345 -> 0.000", …], "log": [its lines]}; explain entries also get
+// "tuned_table" ("table" is the model's) and "tuner".
 Status writeTuneJson(JsonWriter& w, const tune::Tuned& tuned, const TuneRequest& request);
 
 }  // namespace weft::tool
