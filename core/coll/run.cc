@@ -389,7 +389,9 @@ Status runCollectives(const std::vector<CollTask>& tasks) {
     }
     return w;
   };
-  runtime::Waiter waiter;
+  int localRanks = 1;
+  for (const CollTask& t : tasks) localRanks = std::max(localRanks, t.comm->localRanks);
+  runtime::Waiter waiter(localRanks);
   for (;;) {
     Sweep w = sweep();
     WEFT_TRY(w.error);
