@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <span>
 #include <thread>
 
 #include "core/base/log.h"
@@ -248,6 +249,41 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   return runs;
 }
 
+// The last plan run on a communicator, kept for the next collective: a loop of the same call
+// (same collective, count, type, root and algorithm: the steps do not depend on the buffers or
+// the operator) reuses its steps and connections instead of building them again.
+struct PlanCache {
+  struct Key {
+    Coll coll = Coll::kAllReduce;
+    size_t count = 0;
+    weft_datatype_t type = weftInt8;
+    int root = 0;
+    config::Algo algo = config::Algo::kRing;
+    uint64_t connEpoch = 0;
+    bool operator==(const Key&) const = default;
+  };
+  bool valid = false;
+  Key key;
+  std::vector<ChannelRun> runs;
+  bool allShm = true;
+};
+
+Result<std::vector<ChannelRun>*> cachedPlan(Comm& comm, const CollArgs& a, bool* allShm) {
+  if (!comm.collCache) comm.collCache = std::make_shared<PlanCache>();
+  auto* cache = static_cast<PlanCache*>(comm.collCache.get());
+  PlanCache::Key key{a.coll, a.count, a.type, a.root, a.algo, comm.connEpoch};
+  if (cache->valid && cache->key == key) {
+    for (ChannelRun& r : cache->runs) r.step = r.done = 0;
+  } else {
+    cache->valid = false;
+    WEFT_ASSIGN_OR_RETURN(cache->runs, plan(comm, a, &cache->allShm));
+    cache->key = key;
+    cache->valid = true;
+  }
+  *allShm = cache->allShm;
+  return &cache->runs;
+}
+
 }  // namespace
 
 int channelsFor(const runtime::Comm& comm, size_t bytes) {
@@ -260,7 +296,7 @@ namespace {
 // One collective on its way: planned when its turn on its communicator comes.
 struct Active {
   const CollTask* task = nullptr;
-  std::vector<ChannelRun> runs;
+  std::vector<ChannelRun>* runs = nullptr;  // the communicator's cached plan (PlanCache)
   bool allShm = true;
   bool planned = false;
   bool draining = false;
@@ -285,13 +321,13 @@ Result<bool> pass(Active& act) {
       act.done = true;
       return true;
     }
-    WEFT_ASSIGN_OR_RETURN(act.runs, plan(comm, a, &act.allShm));
+    WEFT_ASSIGN_OR_RETURN(act.runs, cachedPlan(comm, a, &act.allShm));
   }
   bool moved = false;
   if (!act.draining) {
     Runner runner(comm, a);
     bool left = false;
-    for (ChannelRun& ch : act.runs) {
+    for (ChannelRun& ch : *act.runs) {
       if (ch.step == ch.steps.size()) {
         // A finished lane's last sends still need the plugin's calls while the channel's other
         // lane waits (a tree leaf's reduce-up is done before its broadcast-down gets anything).
@@ -307,7 +343,7 @@ Result<bool> pass(Active& act) {
     act.draining = true;
   }
   // Net sends are in flight until the plugin says they left.
-  for (ChannelRun& ch : act.runs) {
+  for (ChannelRun& ch : *act.runs) {
     WEFT_ASSIGN_OR_RETURN(bool idle, drainSends(ch));
     if (!idle) return moved;
   }
@@ -318,7 +354,7 @@ Result<bool> pass(Active& act) {
 // NCCL connects an algorithm's peers when it is first used (runtime connect): here the tree peers
 // of every channel, for each communicator whose first Tree collective is among `tasks`. Every
 // rank gets here with the same call, so both sides of each connection ask for it.
-Status connectTrees(const std::vector<CollTask>& tasks) {
+Status connectTrees(std::span<const CollTask> tasks) {
   std::vector<runtime::ConnectRequest> reqs;
   std::vector<Comm*> comms;
   for (const CollTask& t : tasks) {
@@ -351,9 +387,12 @@ Status connectTrees(const std::vector<CollTask>& tasks) {
 
 }  // namespace
 
-Status runCollectives(const std::vector<CollTask>& tasks) {
+Status runCollectives(std::span<const CollTask> tasks) {
   WEFT_TRY(connectTrees(tasks));
-  std::vector<Active> acts(tasks.size());
+  // A single collective (the common call) keeps its state on the stack.
+  Active one;
+  std::vector<Active> many(tasks.size() > 1 ? tasks.size() : 0);
+  std::span<Active> acts = tasks.size() > 1 ? std::span<Active>(many) : std::span<Active>(&one, tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) acts[i].task = &tasks[i];
   // Only the first unfinished collective of each communicator runs.
   auto turn = [&](size_t i) {

@@ -90,6 +90,8 @@ class Comm {
   };
   std::map<Key, std::unique_ptr<SendConnection>> sends;
   std::map<Key, std::unique_ptr<RecvConnection>> recvs;
+  uint64_t connEpoch = 0;        // bumped whenever sends/recvs change (plans cached on them)
+  std::shared_ptr<void> collCache;  // core/coll's last plan on this communicator (run.cc)
   bool treesConnected = false;  // tree peers are connected at the first Tree collective
 
   // State. `stop` ends every wait (abort, or a failure anywhere); `error` says why.
