@@ -6,7 +6,7 @@
 // every 32 idle passes, so a pass stays short and the spin sees a peer's step as soon as it lands.
 // When this host runs more ranks than the process may use CPUs (oversubscribed: 4 ranks on 2
 // cores), spinning only burns the time slice the peer needs to send: the waiter then yields after
-// every 4 idle passes from the start (Open MPI's yield_when_idle does the same when oversubscribed).
+// every idle pass from the start (Open MPI's yield_when_idle does the same when oversubscribed).
 #pragma once
 
 #include <sched.h>
@@ -54,8 +54,8 @@ class Waiter {
   // A pass moved something: the next idle pass starts a new wait.
   void moved() { idle_ = false; }
 
-  // After a pass that moved nothing. Every 32 such passes: `check()` (the stop flags; its error is
-  // returned), then spin, yield or sleep as above. Before sleeping on `sleepOn` (null: nap),
+  // After a pass that moved nothing. Every 32 such passes (oversubscribed: every one): `check()`
+  // (the stop flags; its error is returned), then spin, yield or sleep as above. Before sleeping on `sleepOn` (null: nap),
   // `stillIdle()` runs one more pass after the sleep is announced and says whether nothing moved,
   // so no wake-up is lost; it records its own errors for the caller.
   template <typename Check, typename StillIdle>
@@ -65,7 +65,8 @@ class Waiter {
       passes_ = 0;
       since_ = std::chrono::steady_clock::now();
     }
-    if ((++passes_ & (oversubscribed_ ? 3u : 31u)) != 0) {
+    const unsigned mask = oversubscribed_ ? 0u : 31u;
+    if ((++passes_ & mask) != 0) {
       cpuRelax();
       return Status::ok();
     }
