@@ -70,7 +70,9 @@ TEST(ShmTransport, StepsOfEverySizeArriveInOrderWithTheirMarks) {
       ASSERT_EQ(bytes, n) << "step " << received;
       EXPECT_EQ(last, received % 3 == 0) << "step " << received;
       std::vector<unsigned char> v = pattern(n, static_cast<unsigned>(received));
-      EXPECT_EQ(std::memcmp(*data, v.data(), n), 0) << "bytes of step " << received << " (" << n << " bytes)";
+      if (n > 0) {
+        EXPECT_EQ(std::memcmp(*data, v.data(), n), 0) << "bytes of step " << received << " (" << n << " bytes)";
+      }
       ASSERT_TRUE(p.recv->release().isOk());
       ++received;
     }
