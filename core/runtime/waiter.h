@@ -1,8 +1,10 @@
 // How a rank waits for its peers without a thread per connection, for point-to-point rounds and
-// collectives alike. After a pass that moved nothing: spin (20 µs: a peer one step behind answers
-// within it), yield (to 500 µs: ranks that outnumber cores get the CPU), then sleep on the rank's
-// bell when everything waited for is shared memory of one communicator (a peer that publishes
-// rings it), or nap 50 µs (a net plugin moves data only while it is called). The clock is read once
+// collectives alike. After a pass that moved nothing: spin (2 µs: a small step's peer answers
+// within it; a longer spin only delays a peer that shares this CPU, as the scheduler arranges when
+// other jobs load the machine: 2 hops x 20 µs of spin made an 8-byte allreduce take 44 µs), yield
+// (to 500 µs: ranks that outnumber cores get the CPU), then sleep on the rank's bell when
+// everything waited for is shared memory of one communicator (a peer that publishes rings it), or
+// nap 50 µs (a net plugin moves data only while it is called). The clock is read once
 // every 32 idle passes, so a pass stays short and the spin sees a peer's step as soon as it lands.
 // When this host runs more ranks than the process may use CPUs (oversubscribed: 4 ranks on 2
 // cores), spinning only burns the time slice the peer needs to send: the waiter then yields after
@@ -46,7 +48,7 @@ class Waiter {
   // `localRanks`: the ranks on this host (the most of any communicator waited on).
   explicit Waiter(int localRanks) : oversubscribed_(localRanks > usableCpus()) {}
 
-  static constexpr auto kSpinFor = std::chrono::microseconds(20);
+  static constexpr auto kSpinFor = std::chrono::microseconds(2);
   static constexpr auto kYieldFor = std::chrono::microseconds(500);
   static constexpr auto kNap = std::chrono::microseconds(50);
   static constexpr auto kBellTimeout = std::chrono::milliseconds(100);  // stop flags are seen within this
