@@ -29,6 +29,8 @@ constexpr const char* kUsage =
     "coll: allreduce (float sum) or allgather (bytes) of N forked ranks, nccl-tests' method; size is\n"
     "      allreduce's buffer or allgather's whole output; --memcpy 1 first times a single-thread memcpy;\n"
     "      --hwm 1 ends with every rank's peak resident memory (VmHWM) beside its largest buffers.\n"
+    "Forked ranks are not bound to CPUs; WEFT_BENCH_BIND=auto binds them as mpirun does by default\n"
+    "(one CPU each for 2 ranks or fewer, unbound above), =core always one CPU each (round robin).\n"
     "Prints `RESULT key=value ...` lines (bench/comm/run.sh makes the tables).\n";
 
 // Flags after the mode, as name -> value (every flag takes a value).

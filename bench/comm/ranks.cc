@@ -1,5 +1,6 @@
 #include <dirent.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -41,8 +42,31 @@ struct StartPipes {
   }
 };
 
-[[noreturn]] void childMain(int rank, std::chrono::seconds timeout, SharedId* shared, StartPipes& p,
+// WEFT_BENCH_BIND=auto binds rank `rank` of `n` as mpirun binds its ranks by default (Open MPI
+// 4.1: to a core for 2 ranks or fewer, to the package above that: no binding on a one-socket
+// host), so weft and its Open MPI baseline run with the same placement; =core binds every rank to
+// one CPU (round robin over the allowed CPUs); unset or =none leaves the ranks where the
+// scheduler puts them (NCCL binds no host thread to one core).
+void bindRank(int rank, int n) {
+  const char* how = std::getenv("WEFT_BENCH_BIND");
+  std::string mode = how != nullptr ? how : "none";
+  if (mode == "none" || (mode == "auto" && n > 2)) return;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  if (cpus.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus[static_cast<size_t>(rank) % cpus.size()], &one);
+  if (sched_setaffinity(0, sizeof(one), &one) != 0) std::perror("sched_setaffinity");
+}
+
+[[noreturn]] void childMain(int rank, int n, std::chrono::seconds timeout, SharedId* shared, StartPipes& p,
                             const std::function<int(int, const weft_unique_id_t&)>& fn) {
+  bindRank(rank, n);
   // A backstop: the parent kills us at the deadline, and this fires if the parent is gone.
   alarm(static_cast<unsigned>(timeout.count()) + 5);
   close(p.ready[0]);
@@ -130,7 +154,7 @@ std::string runRanks(int n, std::chrono::seconds timeout,
   std::fflush(nullptr);  // or a child would print the parent's buffered output again
   for (int r = 0; r < n; ++r) {
     pid_t pid = fork();
-    if (pid == 0) childMain(r, timeout, shared, p, fn);
+    if (pid == 0) childMain(r, n, timeout, shared, p, fn);
     if (pid < 0) break;
     pids.push_back(pid);
   }

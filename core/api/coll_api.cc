@@ -76,7 +76,8 @@ Status enqueue(const char* what, weft_comm_t* comm, void* stream, const void* se
     groupCollectives().push_back({&c, a});
     return Status::ok();
   }
-  return coll::runCollectives({{&c, a}});
+  coll::CollTask task{&c, a};
+  return coll::runCollectives({&task, 1});
 }
 
 }  // namespace

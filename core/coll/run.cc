@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <span>
 #include <thread>
 
 #include "core/base/log.h"
@@ -205,7 +206,7 @@ std::vector<Lane> lanesOf(const Comm& comm, const CollArgs& a, const ScheduleArg
   return lanes;
 }
 
-Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm) {
+Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm, size_t* nParts) {
   size_t elt = typeSize(a.type);
   ScheduleArgs sa;
   sa.coll = a.coll;
@@ -219,14 +220,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   int tpb = a.coll == Coll::kAllReduce ? 2 : perRank ? comm.nranks : 1;  // NCCL's traffic per byte
   int budget = a.channels > 0 ? a.channels : channelsFor(comm, traffic);
   std::vector<Part> parts = channelParts(a.count, elt, tpb, budget, comm.channels.nChannels);
-  if (comm.rank == 0 && !parts.empty()) {
-    // NCCL's line (enqueue.cc, rank 0), with its upper-case names.
-    static const char* const kAlgo[] = {"TREE", "RING"};
-    static const char* const kProto[] = {"LL", "LL128", "SIMPLE"};
-    WEFT_INFO(log::kTuning, "%s: %zu Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%zu}",
-              config::funcName(funcOf(a.coll)), a.count * elt, kAlgo[a.algo == config::Algo::kTree ? 0 : 1],
-              kProto[static_cast<int>(a.proto)], parts.size() - 1);
-  }
+  *nParts = parts.size();
   std::vector<ChannelRun> runs;
   *allShm = true;
   for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
@@ -258,6 +252,51 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   return runs;
 }
 
+// The last plan run on a communicator, kept for the next collective: a loop of the same call
+// (same collective, count, type, root and algorithm: the steps do not depend on the buffers or
+// the operator) reuses its steps and connections instead of building them again.
+struct PlanCache {
+  struct Key {
+    Coll coll = Coll::kAllReduce;
+    size_t count = 0;
+    weft_datatype_t type = weftInt8;
+    int root = 0;
+    config::Algo algo = config::Algo::kRing;
+    int channels = 0;
+    uint64_t connEpoch = 0;
+    bool operator==(const Key&) const = default;
+  };
+  bool valid = false;
+  Key key;
+  std::vector<ChannelRun> runs;
+  bool allShm = true;
+  size_t nParts = 0;  // channels the buffer was cut over
+};
+
+Result<std::vector<ChannelRun>*> cachedPlan(Comm& comm, const CollArgs& a, bool* allShm) {
+  if (!comm.collCache) comm.collCache = std::make_shared<PlanCache>();
+  auto* cache = static_cast<PlanCache*>(comm.collCache.get());
+  PlanCache::Key key{a.coll, a.count, a.type, a.root, a.algo, a.channels, comm.connEpoch};
+  if (cache->valid && cache->key == key) {
+    for (ChannelRun& r : cache->runs) r.step = r.done = 0;
+  } else {
+    cache->valid = false;
+    WEFT_ASSIGN_OR_RETURN(cache->runs, plan(comm, a, &cache->allShm, &cache->nParts));
+    cache->key = key;
+    cache->valid = true;
+  }
+  if (comm.rank == 0 && cache->nParts > 0) {
+    // NCCL's line (enqueue.cc, rank 0), with its upper-case names.
+    static const char* const kAlgo[] = {"TREE", "RING"};
+    static const char* const kProto[] = {"LL", "LL128", "SIMPLE"};
+    WEFT_INFO(log::kTuning, "%s: %zu Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%zu}",
+              config::funcName(funcOf(a.coll)), a.count * typeSize(a.type), kAlgo[a.algo == config::Algo::kTree ? 0 : 1],
+              kProto[static_cast<int>(a.proto)], cache->nParts - 1);
+  }
+  *allShm = cache->allShm;
+  return &cache->runs;
+}
+
 }  // namespace
 
 int channelsFor(const runtime::Comm& comm, size_t bytes) {
@@ -270,7 +309,7 @@ namespace {
 // One collective on its way: planned when its turn on its communicator comes.
 struct Active {
   const CollTask* task = nullptr;
-  std::vector<ChannelRun> runs;
+  std::vector<ChannelRun>* runs = nullptr;  // the communicator's cached plan (PlanCache)
   bool allShm = true;
   bool planned = false;
   bool draining = false;
@@ -295,13 +334,13 @@ Result<bool> pass(Active& act) {
       act.done = true;
       return true;
     }
-    WEFT_ASSIGN_OR_RETURN(act.runs, plan(comm, a, &act.allShm));
+    WEFT_ASSIGN_OR_RETURN(act.runs, cachedPlan(comm, a, &act.allShm));
   }
   bool moved = false;
   if (!act.draining) {
     Runner runner(comm, a);
     bool left = false;
-    for (ChannelRun& ch : act.runs) {
+    for (ChannelRun& ch : *act.runs) {
       if (ch.step == ch.steps.size()) {
         // A finished lane's last sends still need the plugin's calls while the channel's other
         // lane waits (a tree leaf's reduce-up is done before its broadcast-down gets anything).
@@ -317,7 +356,7 @@ Result<bool> pass(Active& act) {
     act.draining = true;
   }
   // Net sends are in flight until the plugin says they left.
-  for (ChannelRun& ch : act.runs) {
+  for (ChannelRun& ch : *act.runs) {
     WEFT_ASSIGN_OR_RETURN(bool idle, drainSends(ch));
     if (!idle) return moved;
   }
@@ -328,7 +367,7 @@ Result<bool> pass(Active& act) {
 // NCCL connects an algorithm's peers when it is first used (runtime connect): here the tree peers
 // of every channel, for each communicator whose first Tree collective is among `tasks`. Every
 // rank gets here with the same call, so both sides of each connection ask for it.
-Status connectTrees(const std::vector<CollTask>& tasks) {
+Status connectTrees(std::span<const CollTask> tasks) {
   std::vector<runtime::ConnectRequest> reqs;
   std::vector<Comm*> comms;
   for (const CollTask& t : tasks) {
@@ -361,9 +400,12 @@ Status connectTrees(const std::vector<CollTask>& tasks) {
 
 }  // namespace
 
-Status runCollectives(const std::vector<CollTask>& tasks) {
+Status runCollectives(std::span<const CollTask> tasks) {
   WEFT_TRY(connectTrees(tasks));
-  std::vector<Active> acts(tasks.size());
+  // A single collective (the common call) keeps its state on the stack.
+  Active one;
+  std::vector<Active> many(tasks.size() > 1 ? tasks.size() : 0);
+  std::span<Active> acts = tasks.size() > 1 ? std::span<Active>(many) : std::span<Active>(&one, tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) acts[i].task = &tasks[i];
   // Only the first unfinished collective of each communicator runs.
   auto turn = [&](size_t i) {
@@ -399,7 +441,9 @@ Status runCollectives(const std::vector<CollTask>& tasks) {
     }
     return w;
   };
-  runtime::Waiter waiter;
+  int localRanks = 1;
+  for (const CollTask& t : tasks) localRanks = std::max(localRanks, t.comm->localRanks);
+  runtime::Waiter waiter(localRanks);
   for (;;) {
     Sweep w = sweep();
     WEFT_TRY(w.error);

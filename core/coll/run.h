@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "core/base/status.h"
@@ -40,6 +41,6 @@ struct CollTask {
 // Runs collectives to completion, all at once: those of one communicator one after the other in
 // the given order, those of different communicators (ranks of one process, or a group over
 // several communicators) together. Errors break the communicator they happen on.
-Status runCollectives(const std::vector<CollTask>& tasks);
+Status runCollectives(std::span<const CollTask> tasks);
 
 }  // namespace weft::coll

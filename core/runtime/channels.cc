@@ -3,7 +3,6 @@
 #include "core/runtime/channels.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/base/log.h"
 #include "core/base/strings.h"
@@ -13,6 +12,7 @@
 #include "core/topo/paths.h"
 #include "core/topo/xml.h"
 #include "core/tune/inputs.h"
+#include "core/tune/plugin_tuner.h"
 #include "core/tune/select.h"
 
 namespace weft::runtime {
@@ -68,21 +68,10 @@ Status tuneEmulated(Comm& comm, const topo::SimulatedNode& node, const connect::
   t->inputs.rank = comm.rank;
   t->settings = tune::TuneSettings::fromSettings(comm.settings);
   tune::Constants constants = tune::defaultConstants();
-  // The plugin's table is ncclTunerConstants_v5_t; tune::Constants is pinned to the same bytes.
-  static_assert(sizeof(weft_tuner_constants_v5_t) == sizeof(tune::Constants));
-  weft_tuner_constants_v5_t abi;
-  std::memcpy(&abi, &constants, sizeof abi);
-  plugin::TunerInitArgs args;
-  args.commId = comm.commHash;
-  args.nRanks = static_cast<size_t>(comm.nranks);
-  args.nNodes = static_cast<size_t>(comm.nNodes);
-  args.nvlDomain = {comm.nNodes, t->inputs.minLocalRanks, t->inputs.maxLocalRanks};
-  args.constants = &abi;
-  args.maxChannels = conn.nChannels;
   plugin::TunerLoaderOptions loader;
   if (comm.net) loader.netLibraryPath = comm.net->plugin().path();
-  WEFT_ASSIGN_OR_RETURN(t->tuner, plugin::selectTuner(comm.settings, args, loader));
-  std::memcpy(&constants, &abi, sizeof abi);
+  WEFT_ASSIGN_OR_RETURN(tune::CommTuner tuner, tune::loadCommTuner(t->inputs, comm.settings, constants, loader, comm.commHash));
+  t->tuner = std::move(tuner.hook);
   WEFT_ASSIGN_OR_RETURN(t->model, tune::tuneModel(t->inputs, constants, t->settings));
   tune::logChannels(t->inputs);
   comm.tuning = std::move(t);

@@ -203,6 +203,7 @@ Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* d
     if (p.netRecv) c.recvs[k] = std::move(p.netRecv);
     if (p.shmSend) c.sends[k] = std::move(p.shmSend);
     if (p.netSend) c.sends[k] = std::move(p.netSend);
+    ++c.connEpoch;
   }
   return Status::ok();
 }
@@ -376,6 +377,7 @@ void closeComm(Comm& c) {
   std::lock_guard<std::mutex> lock(c.errorMutex);
   c.sends.clear();
   c.recvs.clear();
+  ++c.connEpoch;
   c.net.reset();
   c.peerBells.clear();
 }

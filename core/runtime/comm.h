@@ -18,7 +18,6 @@
 #include "core/config/settings.h"
 #include "core/connect/connection.h"
 #include "core/plugin/net_loader.h"
-#include "core/plugin/tuner_loader.h"
 #include "core/runtime/bootstrap.h"
 #include "core/runtime/shm.h"
 #include "core/runtime/transport.h"
@@ -44,7 +43,7 @@ struct Tuning {
   tune::CommInputs inputs;
   tune::TuneSettings settings;
   tune::Model model;
-  std::unique_ptr<plugin::TunerInstance> tuner;  // null: none
+  std::unique_ptr<tune::TunerHook> tuner;  // null: none
 };
 
 // Where the communicator's channels come from.
@@ -104,8 +103,10 @@ class Comm {
   };
   std::map<Key, std::unique_ptr<SendConnection>> sends;
   std::map<Key, std::unique_ptr<RecvConnection>> recvs;
-  bool treesConnected = false;
-  uint64_t opCount = 0;  // collectives called (NCCL's opCount in its COLL line)  // tree peers are connected at the first Tree collective
+  uint64_t connEpoch = 0;        // bumped whenever sends/recvs change (plans cached on them)
+  std::shared_ptr<void> collCache;  // core/coll's last plan on this communicator (run.cc)
+  bool treesConnected = false;  // tree peers are connected at the first Tree collective
+  uint64_t opCount = 0;         // collectives called (NCCL's opCount in its COLL line)
 
   // State. `stop` ends every wait (abort, or a failure anywhere); `error` says why.
   std::atomic<bool> stop{false};

@@ -222,7 +222,9 @@ Status runTasks(std::vector<P2pTask>& tasks) {
   WEFT_TRY(connectTasks(tasks));
   size_t left = 0;
   for (const P2pTask& t : tasks) left += t.done ? 0 : 1;
-  Waiter waiter;
+  int localRanks = 1;
+  for (const P2pTask& t : tasks) localRanks = std::max(localRanks, t.comm->localRanks);
+  Waiter waiter(localRanks);
   while (left > 0) {
     WEFT_ASSIGN_OR_RETURN(bool moved, progressPass(tasks, left));
     if (moved || left == 0) {

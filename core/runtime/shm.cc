@@ -18,12 +18,21 @@ namespace {
 constexpr size_t kCtrlBytes = 4096;  // the control page before the slots
 constexpr uint32_t kLastFlag = uint32_t{1} << 31;  // steps are < 2 GiB (NCCL_BUFFSIZE <= 1 GiB)
 
+constexpr size_t kInlineBytes = 48;  // a step this small travels in its slot's header line
+
+// A slot's header: the step's number and size, and the bytes of a small step, in one cache line,
+// so a small step costs the receiver one line (as NCCL's LL protocol puts flag and data together).
+struct alignas(64) SlotHeader {
+  std::atomic<uint64_t> seq;  // 1 + the step's index once it is published (0: none yet)
+  uint32_t size;              // bytes | kLastFlag
+  uint32_t pad;
+  unsigned char data[kInlineBytes];  // the step's bytes when size <= kInlineBytes
+};
+static_assert(sizeof(SlotHeader) == 64);
+
 // The control page of a connection. Each side writes only its own words; cache lines apart.
 struct ShmCtrl {
-  // Written by the sender only, read by the receiver: one cache line, so a small message costs
-  // the receiver this line and the slot's.
-  alignas(64) std::atomic<uint64_t> tail;  // steps published
-  uint32_t sizes[kSteps];                  // bytes of each slot's step | kLastFlag
+  SlotHeader slots[kSteps];                // written by the sender only, read by the receiver
   alignas(64) std::atomic<uint64_t> head;  // receiver: steps consumed (credits)
   alignas(64) std::atomic<int32_t> senderMapped;
   std::atomic<int32_t> senderFailed;    // rank + 1 of a failure the sender reported, 0: none
@@ -172,14 +181,16 @@ Result<bool> ShmRecv::finishSetup() {
 
 Result<const void*> ShmRecv::peek(size_t* bytes, bool* last, int /*want*/) {
   ShmCtrl* c = ctrlOf(seg_);
-  if (c->tail.load(std::memory_order_acquire) <= head_) {
+  size_t slot = head_ % kSteps;
+  SlotHeader& h = c->slots[slot];
+  if (h.seq.load(std::memory_order_acquire) <= head_) {
     if (int f = c->senderFailed.load(std::memory_order_relaxed); f != 0) return peerFailure(f, peerRank_);
     return static_cast<const void*>(nullptr);
   }
-  size_t slot = head_ % kSteps;
-  uint32_t s = c->sizes[slot];
+  uint32_t s = h.size;
   *bytes = static_cast<size_t>(s & ~kLastFlag);
   *last = (s & kLastFlag) != 0;
+  if (*bytes <= kInlineBytes) return static_cast<const void*>(h.data);
   return static_cast<const void*>(slotsOf(seg_) + slot * stepSize_);
 }
 
@@ -209,15 +220,22 @@ Result<std::unique_ptr<ShmSend>> ShmSend::open(const std::string& name, size_t s
 Result<void*> ShmSend::acquire() {
   ShmCtrl* c = ctrlOf(seg_);
   if (int f = c->receiverFailed.load(std::memory_order_relaxed); f != 0) return peerFailure(f, peerRank_);
-  if (tail_ - c->head.load(std::memory_order_acquire) >= kSteps) return static_cast<void*>(nullptr);
+  // The receiver's head is read only when the credits seen so far are used up: while they last,
+  // its cache line stays with the receiver (one line less to move per step).
+  if (tail_ - headSeen_ >= kSteps) {
+    headSeen_ = c->head.load(std::memory_order_acquire);
+    if (tail_ - headSeen_ >= kSteps) return static_cast<void*>(nullptr);
+  }
   return static_cast<void*>(slotsOf(seg_) + (tail_ % kSteps) * stepSize_);
 }
 
 Status ShmSend::post(size_t bytes, bool last) {
-  ShmCtrl* c = ctrlOf(seg_);
-  c->sizes[tail_ % kSteps] = static_cast<uint32_t>(bytes) | (last ? kLastFlag : 0);
+  SlotHeader& h = ctrlOf(seg_)->slots[tail_ % kSteps];
+  if (bytes <= kInlineBytes) std::memcpy(h.data, slotsOf(seg_) + (tail_ % kSteps) * stepSize_, bytes);
+  h.size = static_cast<uint32_t>(bytes) | (last ? kLastFlag : 0);
   ++tail_;
-  c->tail.exchange(tail_, std::memory_order_seq_cst);
+  // A full barrier (the exchange) between publishing and looking for a sleeper: see sleepOnBell.
+  h.seq.exchange(tail_, std::memory_order_seq_cst);
   ringBellAfterBarrier(peerBell_);
   return Status::ok();
 }

@@ -109,6 +109,7 @@ class ShmSend : public SendConnection {
   Bell* peerBell_ = nullptr;
   int peerRank_ = -1;
   uint64_t tail_ = 0;
+  uint64_t headSeen_ = 0;  // the receiver's head when last read (it only grows)
 };
 
 // ---- template definition -------------------------------------------------------------------

@@ -1,0 +1,99 @@
+// The shared-memory transport's slot ring within one process (both ends map the segment): steps
+// of every size class arrive in order with their sizes, bytes and last marks, small steps (in the
+// slot's header line) and large ones (in the slot) alike, and the sender gets no slot while all
+// kSteps are in flight, also after the ring wrapped several times.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "core/runtime/shm.h"
+
+namespace weft::runtime {
+namespace {
+
+constexpr size_t kStep = 4096;
+
+std::vector<unsigned char> pattern(size_t bytes, unsigned seed) {
+  std::vector<unsigned char> v(bytes);
+  for (size_t i = 0; i < bytes; ++i) v[i] = static_cast<unsigned char>(seed * 131 + i * 7 + 1);
+  return v;
+}
+
+struct Pair {
+  std::unique_ptr<ShmRecv> recv;
+  std::unique_ptr<ShmSend> send;
+};
+
+Pair connect() {
+  Pair p;
+  auto r = ShmRecv::create(kStep, nullptr, 1);
+  EXPECT_TRUE(r.isOk()) << r.status().toString();
+  p.recv = std::move(*r);
+  auto s = ShmSend::open(p.recv->name(), kStep, nullptr, 0);
+  EXPECT_TRUE(s.isOk()) << s.status().toString();
+  p.send = std::move(*s);
+  auto done = p.recv->finishSetup();
+  EXPECT_TRUE(done.isOk() && *done);
+  return p;
+}
+
+TEST(ShmTransport, StepsOfEverySizeArriveInOrderWithTheirMarks) {
+  Pair p = connect();
+  ASSERT_TRUE(p.recv && p.send);
+  const std::vector<size_t> sizes = {0, 1, 8, 47, 48, 49, 64, 1000, kStep};
+  size_t sent = 0, received = 0;
+  const size_t total = sizes.size() * 5;  // wraps the 8 slots several times
+  size_t bytes = 0;
+  bool last = false;
+  while (received < total) {
+    // Fill every free slot, then check the ring is full.
+    while (sent < total) {
+      auto slot = p.send->acquire();
+      ASSERT_TRUE(slot.isOk());
+      if (*slot == nullptr) {
+        EXPECT_EQ(sent - received, static_cast<size_t>(kSteps)) << "no slot although one is free";
+        break;
+      }
+      size_t n = sizes[sent % sizes.size()];
+      std::vector<unsigned char> v = pattern(n, static_cast<unsigned>(sent));
+      if (n > 0) std::memcpy(*slot, v.data(), n);
+      ASSERT_TRUE(p.send->post(n, sent % 3 == 0).isOk());
+      ++sent;
+    }
+    // Drain up to three steps (so credits come back in varying batches).
+    for (int k = 0; k < 3 && received < sent; ++k) {
+      auto data = p.recv->peek(&bytes, &last, kSteps);
+      ASSERT_TRUE(data.isOk());
+      ASSERT_NE(*data, nullptr) << "step " << received << " was posted but did not arrive";
+      size_t n = sizes[received % sizes.size()];
+      ASSERT_EQ(bytes, n) << "step " << received;
+      EXPECT_EQ(last, received % 3 == 0) << "step " << received;
+      std::vector<unsigned char> v = pattern(n, static_cast<unsigned>(received));
+      if (n > 0) {
+        EXPECT_EQ(std::memcmp(*data, v.data(), n), 0) << "bytes of step " << received << " (" << n << " bytes)";
+      }
+      ASSERT_TRUE(p.recv->release().isOk());
+      ++received;
+    }
+  }
+  auto none = p.recv->peek(&bytes, &last, kSteps);
+  ASSERT_TRUE(none.isOk());
+  EXPECT_EQ(*none, nullptr) << "a step arrived that was never posted";
+}
+
+TEST(ShmTransport, AFailureReportedBySenderStopsTheWaitingReceiver) {
+  Pair p = connect();
+  ASSERT_TRUE(p.recv && p.send);
+  size_t bytes = 0;
+  bool last = false;
+  auto nothing = p.recv->peek(&bytes, &last, 1);
+  ASSERT_TRUE(nothing.isOk());
+  EXPECT_EQ(*nothing, nullptr);
+  p.send->markFailed(0);
+  auto failed = p.recv->peek(&bytes, &last, 1);
+  EXPECT_FALSE(failed.isOk());
+}
+
+}  // namespace
+}  // namespace weft::runtime
