@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,13 +23,16 @@ constexpr const char* kUsage =
     "       weft_bench_comm coll [--op allreduce|allgather] [--ranks 2,4] [--sizes 8,64K,1M,16M,64M]\n"
     "                            [--reps 3] [--bytes-per-rep 128M] [--min-iters 5] [--max-iters 1000]\n"
     "                            [--label weft] [--memcpy 0|1] [--hwm 0|1] [--timeout S]\n"
+    "                            [--rank R --nranks N]\n"
     "init: N-rank communicators of forked processes on this host, time of weft_comm_init_rank.\n"
     "p2p: send/recv between two ranks: 8-byte ping-pong latency, then one-way streaming bandwidth.\n"
     "     Without --rank both ranks are forked here; with --rank this process is that rank and\n"
     "     the id comes from NCCL_COMM_ID=host:port (set the same for both ranks).\n"
     "coll: allreduce (float sum) or allgather (bytes) of N forked ranks, nccl-tests' method; size is\n"
     "      allreduce's buffer or allgather's whole output; --memcpy 1 first times a single-thread memcpy;\n"
-    "      --hwm 1 ends with every rank's peak resident memory (VmHWM) beside its largest buffers.\n"
+    "      --hwm 1 ends with every rank's peak resident memory (VmHWM) beside its largest buffers;\n"
+    "      with --rank R --nranks N this process is rank R of N (started anywhere, e.g. one per\n"
+    "      network namespace) and the id comes from NCCL_COMM_ID=host:port, as in p2p.\n"
     "Forked ranks are not bound to CPUs; WEFT_BENCH_BIND=auto binds them as mpirun does by default\n"
     "(one CPU each for 2 ranks or fewer, unbound above), =core always one CPU each (round robin).\n"
     "Prints `RESULT key=value ...` lines (bench/comm/run.sh makes the tables).\n";
@@ -44,6 +48,22 @@ struct Flags {
     }
   }
 };
+
+// This process is one rank of a job whose ranks were started apart (one per network namespace):
+// the id comes from NCCL_COMM_ID, which every rank sets alike. An alarm bounds the whole run, even
+// if a peer never comes.
+int runOneRank(std::chrono::seconds timeout, const std::function<int(const weft_unique_id_t&)>& fn) {
+  alarm(static_cast<unsigned>(timeout.count()));
+  if (std::getenv("NCCL_COMM_ID") == nullptr) throw std::invalid_argument("--rank needs NCCL_COMM_ID=host:port");
+  weft_unique_id_t id;
+  if (weft_get_unique_id(&id) != weftSuccess) {
+    std::fprintf(stderr, "weft_get_unique_id: %s\n", weft_last_error());
+    return 1;
+  }
+  int rc = fn(id);
+  std::fflush(stdout);
+  return rc;
+}
 
 int mainInit(const Flags& f) {
   InitOptions o;
@@ -83,22 +103,18 @@ int mainP2p(const Flags& f) {
     return failed.empty() ? 0 : 1;
   }
   if (rank > 1) throw std::invalid_argument("--rank must be 0 or 1");
-  alarm(static_cast<unsigned>(o.timeout.count()));  // bounded even if the peer never comes
-  weft_unique_id_t id;
-  if (std::getenv("NCCL_COMM_ID") == nullptr) throw std::invalid_argument("--rank needs NCCL_COMM_ID=host:port");
-  if (weft_get_unique_id(&id) != weftSuccess) {
-    std::fprintf(stderr, "weft_get_unique_id: %s\n", weft_last_error());
-    return 1;
-  }
-  return p2pRank(o, rank, id);
+  return runOneRank(o.timeout, [&](const weft_unique_id_t& id) { return p2pRank(o, rank, id); });
 }
 
 int mainColl(const Flags& f) {
   CollOptions o;
   std::vector<int> ranks{2, 4};
   bool memcpyToo = false;
+  int rank = -1, nranks = 0;
   for (const auto& [k, v] : f.items) {
     if (k == "op") o.op = v;
+    else if (k == "rank") rank = std::stoi(v);
+    else if (k == "nranks") nranks = std::stoi(v);
     else if (k == "ranks") {
       ranks.clear();
       for (const std::string& r : splitCommas(v)) ranks.push_back(std::stoi(r));
@@ -116,12 +132,22 @@ int mainColl(const Flags& f) {
     else throw std::invalid_argument("unknown flag --" + k);
   }
   if (o.op != "allreduce" && o.op != "allgather") throw std::invalid_argument("--op must be allreduce or allgather");
-  if (memcpyToo) memcpyBandwidth(o);
-  int rc = 0;
-  for (int n : ranks) {
+  auto checkSizes = [&](int n) {
     for (size_t b : o.sizes)
       if (b == 0 || b % (o.op == "allreduce" ? sizeof(float) : static_cast<size_t>(n)) != 0)
         throw std::invalid_argument("sizes must be multiples of 4 (allreduce) or of the ranks (allgather)");
+  };
+  if ((rank >= 0) != (nranks > 0)) throw std::invalid_argument("--rank and --nranks go together");
+  if (rank >= 0) {
+    if (rank >= nranks) throw std::invalid_argument("--rank must be below --nranks");
+    checkSizes(nranks);
+    if (memcpyToo) throw std::invalid_argument("--memcpy 1 runs without --rank only");
+    return runOneRank(o.timeout, [&](const weft_unique_id_t& id) { return collRank(o, nranks, rank, id); });
+  }
+  if (memcpyToo) memcpyBandwidth(o);
+  int rc = 0;
+  for (int n : ranks) {
+    checkSizes(n);
     std::string failed =
         runRanks(n, o.timeout, [&](int r, const weft_unique_id_t& id) { return collRank(o, n, r, id); });
     if (!failed.empty()) {

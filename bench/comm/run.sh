@@ -6,15 +6,18 @@
 #   net   send/recv over the socket plugin between two network namespaces vs iperf3 (root only)
 #   coll  allreduce and allgather, 2 and 4 processes on this host, vs Open MPI (btl self,vader)
 #         and Gloo (TCP over loopback: gloo::allreduce/allgather, AllreduceRing, halving-doubling)
+#   netcoll allreduce and allgather across 2 network namespaces ("hosts", a veth pair), 1 and 2
+#         ranks per host: weft (socket plugin) vs Open MPI (btl tcp,self over the veth) (root only)
 #   mem   peak resident memory (VmHWM) of each rank of a 4-rank 256 MiB allreduce vs its buffers,
 #         weft, Open MPI and Gloo
 #
-# usage: bench/comm/run.sh [PART...]        (default: init shm net; coll and mem only when named)
+# usage: bench/comm/run.sh [PART...]        (default: init shm net; coll, netcoll and mem only when named)
 # environment: BUILD (build dir, default build), ROUNDS (alternating rounds, default 3),
 #              SIZES (default 4M,16M,64M,256M), INIT_REPS (default 7), KEEP (keep raw output dir),
 #              COLL_SIZES (default 8,64K,1M,16M,64M), COLL_BIG (extra 2-rank allreduce size, default
 #              256M; empty for none), COLL_REPS (timed reps per size, default 3), MEM_SIZE (mem's
-#              allreduce size, default 256M), MEM_RANKS (default 4)
+#              allreduce size, default 256M), MEM_RANKS (default 4), NETCOLL_PER_HOST (ranks per
+#              namespace, default 1,2), NETCOLL_SIZES (default COLL_SIZES), NETCOLL_ROUNDS (default 1)
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -208,7 +211,32 @@ make_namespaces() {
     ip -n "$ns0" link set "wb0-$$" name wb0 && ip -n "$ns1" link set "wb1-$$" name wb1 &&
     ip -n "$ns0" addr add 10.99.0.1/24 dev wb0 && ip -n "$ns1" addr add 10.99.0.2/24 dev wb1 &&
     ip -n "$ns0" link set lo up && ip -n "$ns1" link set lo up &&
-    ip -n "$ns0" link set wb0 up && ip -n "$ns1" link set wb1 up
+    ip -n "$ns0" link set wb0 up && ip -n "$ns1" link set wb1 up && wait_carrier
+}
+
+# make_namespaces, or says SKIP and why and fails (not root, no iproute2, no veth); idempotent.
+setup_namespaces() {
+  [ -e "/var/run/netns/$ns0" ] && return 0
+  if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+    echo " SKIP: creating network namespaces needs root and iproute2"
+    return 1
+  fi
+  if ! make_namespaces 2>"$out/netns.err"; then
+    echo " SKIP: could not create network namespaces and a veth pair: $(head -2 "$out/netns.err" | tr '\n' ' ')"
+    return 1
+  fi
+}
+
+# Waits (up to 5 s) until both ends of the veth pair have carrier (LOWER_UP): a rank that starts
+# before would find no usable interface.
+wait_carrier() {
+  local i
+  for i in $(seq 1 50); do
+    ip -n "$ns0" link show wb0 | grep -q LOWER_UP && ip -n "$ns1" link show wb1 | grep -q LOWER_UP && return 0
+    sleep 0.1
+  done
+  echo "no carrier on the veth pair after 5 s" >&2
+  return 1
 }
 
 # One weft run: rank 0 in ns0, rank 1 in ns1, two "hosts" (NCCL_HOSTID), the id from NCCL_COMM_ID.
@@ -241,14 +269,7 @@ iperf3_once() {
 
 part_net() {
   header "send/recv across 2 network namespaces (veth): weft socket plugin vs iperf3"
-  if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
-    echo " SKIP: creating network namespaces needs root and iproute2"
-    return 0
-  fi
-  if ! make_namespaces 2>"$out/netns.err"; then
-    echo " SKIP: could not create network namespaces and a veth pair: $(head -2 "$out/netns.err" | tr '\n' ' ')"
-    return 0
-  fi
+  setup_namespaces || return 0
   local have_iperf=1
   command -v iperf3 >/dev/null || have_iperf=0
   local args=(--sizes "$SIZES" --reps 2 --bytes-per-rep 1G --lat-iters 5000 --lat-warmup 500 --label weft)
@@ -284,6 +305,34 @@ part_net() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# coll_medians FILE: "impl op ranks bytes median_us" of its RESULT test=coll lines (test=memcpy:
+# op and ranks "-").
+coll_medians() {
+  awk '/^RESULT test=(coll|memcpy) / {
+      delete f
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      if (f["test"] == "memcpy") { f["op"] = "-"; f["ranks"] = "-" }
+      key = f["impl"] " " f["op"] " " f["ranks"] " " f["bytes"]
+      vals[key] = vals[key] " " f["us"]
+    }
+    END { for (k in vals) print k vals[k] }' "$1" |
+    awk '{ n = NF - 4; for (i = 1; i <= n; i++) a[i] = $(i + 4) + 0
+      for (i = 2; i <= n; i++) { x = a[i]; j = i - 1; while (j >= 1 && a[j] > x) { a[j + 1] = a[j]; j-- } a[j + 1] = x }
+      print $1, $2, $3, $4, (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }'
+}
+
+# coll_lookup MEDIANS IMPL OP RANKS BYTES: the median us, or "-".
+coll_lookup() {
+  awk -v i="$2" -v o="$3" -v n="$4" -v b="$5" '$1 == i && $2 == o && $3 == n && $4 == b { print $5; f = 1 }
+    END { if (!f) print "-" }' "$1"
+}
+
+# coll_busbw DECIMALS OP N BYTES US: busbw GB/s, allreduce bytes/us * 2(n-1)/n, allgather bytes/us * (n-1)/n.
+coll_busbw() {
+  awk -v d="$1" -v op="$2" -v n="$3" -v b="$4" -v us="$5" 'BEGIN { if (us == "-") { print "-"; exit }
+    f = (op == "allreduce") ? 2 * (n - 1) / n : (n - 1) / n; printf "%.*f", d, b / us / 1e3 * f }'
+}
+
 COLL_SIZES=${COLL_SIZES:-8,64K,1M,16M,64M}
 COLL_BIG=${COLL_BIG-256M}
 COLL_REPS=${COLL_REPS:-3}
@@ -326,22 +375,9 @@ part_coll() {
       fi
     done
   done
-  # "impl op ranks bytes median_us" (memcpy: op and ranks "-", then median GB/s)
-  awk '/^RESULT test=(coll|memcpy) / {
-      delete f
-      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-      if (f["test"] == "memcpy") { f["op"] = "-"; f["ranks"] = "-" }
-      key = f["impl"] " " f["op"] " " f["ranks"] " " f["bytes"]
-      vals[key] = vals[key] " " f["us"]
-    }
-    END { for (k in vals) print k vals[k] }' "$out/coll.txt" |
-    awk '{ n = NF - 4; for (i = 1; i <= n; i++) a[i] = $(i + 4) + 0
-      for (i = 2; i <= n; i++) { x = a[i]; j = i - 1; while (j >= 1 && a[j] > x) { a[j + 1] = a[j]; j-- } a[j + 1] = x }
-      print $1, $2, $3, $4, (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }' >"$out/coll.us"
-  cl() { awk -v i="$1" -v o="$2" -v n="$3" -v b="$4" '$1 == i && $2 == o && $3 == n && $4 == b { print $5; f = 1 } END { if (!f) print "-" }' "$out/coll.us"; }
-  # busbw GB/s from us: allreduce bytes/us * 2(n-1)/n, allgather bytes/us * (n-1)/n
-  busbw() { awk -v op="$1" -v n="$2" -v b="$3" -v us="$4" 'BEGIN { if (us == "-") { print "-"; exit }
-    f = (op == "allreduce") ? 2 * (n - 1) / n : (n - 1) / n; printf "%.2f", b / us / 1e3 * f }'; }
+  coll_medians "$out/coll.txt" >"$out/coll.us"
+  cl() { coll_lookup "$out/coll.us" "$@"; }
+  busbw() { coll_busbw 2 "$@"; }
   echo " $(mpirun --version 2>/dev/null | head -1), mpirun -np N --mca btl self,vader with MALLOC_MMAP_MAX_=0"
   echo " MALLOC_TRIM_THRESHOLD_=68719476736; Gloo $(dpkg-query -W -f='${Version}' libgloo-dev 2>/dev/null) (Debian libgloo-dev),"
   echo " N forked ranks, TCP transport on lo, FileStore rendezvous, a fresh context per algorithm: Gloo = gloo::allreduce"
@@ -391,6 +427,159 @@ part_coll() {
   done
   echo " weft bw, best bw (of): busbw GB/s of weft and of the best baseline. Targets: 8 B latency <= 1.2x Open MPI's"
   echo " (MPI/weft >= 0.83); busbw >= 0.9x the best baseline from 64 KiB, >= 1.0x from 1 MiB"
+}
+
+# ---------------------------------------------------------------------------------------------
+NETCOLL_PER_HOST=${NETCOLL_PER_HOST:-1,2}
+NETCOLL_SIZES=${NETCOLL_SIZES:-$COLL_SIZES}
+NETCOLL_ROUNDS=${NETCOLL_ROUNDS:-1}
+netcoll_port=29530
+
+# weft_netcoll_once PER_HOST ARGS...: one weft job of 2 x PER_HOST ranks, ranks 0..PER_HOST-1 in
+# ns0 (host 0), the others in ns1 (host 1); each rank is its own process (--rank/--nranks, the id
+# from NCCL_COMM_ID); rank 0's output goes to stdout. NETCOLL_ENV: extra VAR=value for every rank.
+weft_netcoll_once() {
+  local per=$1 n=$(($1 * 2)) r extra=()
+  shift
+  read -ra extra <<<"${NETCOLL_ENV:-}"
+  netcoll_port=$((netcoll_port + 1))
+  local comm_id=10.99.0.1:$netcoll_port pids=()
+  for r in $(seq $((n - 1)) -1 1); do
+    local h=$((r / per))
+    ip netns exec "$([ $h = 0 ] && echo "$ns0" || echo "$ns1")" env NCCL_COMM_ID="$comm_id" \
+      NCCL_HOSTID=weft-bench-host$h NCCL_SOCKET_IFNAME=wb$h "${extra[@]}" \
+      timeout 110 "$BIN" coll --rank "$r" --nranks $n --timeout 100 "$@" >/dev/null 2>"$out/netcoll$r.err" &
+    pids+=($!)
+  done
+  ip netns exec "$ns0" env NCCL_COMM_ID="$comm_id" NCCL_HOSTID=weft-bench-host0 NCCL_SOCKET_IFNAME=wb0 \
+    "${extra[@]}" timeout 110 "$BIN" coll --rank 0 --nranks $n --timeout 100 "$@" 2>"$out/netcoll0.err"
+  local rc=$? p
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  [ $rc -ne 0 ] && cat "$out"/netcoll*.err >&2
+  return $rc
+}
+
+# The Open MPI baseline sees the namespaces as two nodes: mpirun (in ns0, starting no rank itself)
+# launches one orted per namespace through an rsh agent that runs it with `ip netns exec` in its
+# own UTS namespace named after the host, so each orted has its own PMIx server (on its namespace's
+# loopback) and node name; TCP between the nodes on the veth subnet only (btl_tcp_if_include,
+# oob_tcp_if_include), shared memory (vader) only within a node. Ranks are not bound: each orted
+# would bind its first rank to CPU 0 (it sees the whole machine as its own).
+netcoll_mpi_setup() {
+  cat >"$out/rsh-agent" <<'AGENT'
+#!/bin/sh
+# rsh agent for mpirun: "host" = a network namespace; runs the orted command line there.
+host=$1
+shift
+exec ip netns exec "$host" unshare --uts sh -c "hostname $host; $*"
+AGENT
+  chmod +x "$out/rsh-agent"
+}
+
+NETCOLL_MPI_BTL=${NETCOLL_MPI_BTL:-tcp,vader,self}
+
+# mpirun_netcoll PER_HOST CMD...: CMD as PER_HOST ranks in ns0 (ranks 0..P-1), then PER_HOST in ns1.
+mpirun_netcoll() {
+  local per=$1
+  shift
+  printf '%s slots=%s\n%s slots=%s\n' "$ns0" "$per" "$ns1" "$per" >"$out/hostfile"
+  # Each orted sees the whole machine as its node, so mpirun does not know when the ranks outnumber
+  # the CPUs; then it would have them spin without yielding. Say so, as it does on one node.
+  local yield=0 extra=()
+  [ $((per * 2)) -gt "$(nproc)" ] && yield=1
+  read -ra extra <<<"${NETCOLL_MPI_ARGS:-}"
+  MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736 timeout 120 ip netns exec "$ns0" \
+    mpirun --allow-run-as-root --hostfile "$out/hostfile" --mca plm_rsh_agent "$out/rsh-agent" \
+    --mca btl "$NETCOLL_MPI_BTL" --mca btl_tcp_if_include 10.99.0.0/24 --mca oob_tcp_if_include 10.99.0.0/24 \
+    --mca mpi_yield_when_idle $yield --bind-to none --map-by slot -x MALLOC_MMAP_MAX_ -x MALLOC_TRIM_THRESHOLD_ "${extra[@]}" \
+    -np $((per * 2)) "$@"
+}
+
+# Bytes through wb0 (received + sent) so far.
+veth_bytes() {
+  ip netns exec "$ns0" cat /sys/class/net/wb0/statistics/rx_bytes /sys/class/net/wb0/statistics/tx_bytes |
+    awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+part_netcoll() {
+  header "collectives across 2 network namespaces (veth): weft (socket plugin) vs Open MPI (btl tcp,self)"
+  setup_namespaces || return 0
+  local mpi=1 placement=""
+  have_mpi || { mpi=0; echo " (no Open MPI baseline: $MPI_BIN not built or mpirun missing)"; }
+  # Which transport weft takes between the hosts: one small 2x2 job with NCCL_DEBUG=INFO (rank 0).
+  NETCOLL_ENV="${NETCOLL_ENV:-} NCCL_DEBUG=INFO" retry3 weft_netcoll_once 2 --op allreduce --sizes 8 --reps 1 \
+    --label probe >"$out/probe.txt" || echo " weft probe failed"
+  local via
+  via=$(grep -hoE "Using network [A-Za-z]+|NET/Socket: [0-9]+ helper threads x [0-9]+ data sockets|nNodes [0-9]+|via [A-Za-z/]+" \
+    "$out/probe.txt" | sort | uniq -c | awk '{ c = $1; $1 = ""; printf "%s%s (%d)", (NR > 1 ? ", " : ""), substr($0, 2), c }')
+  if [ $mpi = 1 ]; then
+    netcoll_mpi_setup
+    # shellcheck disable=SC2016  # expanded by each rank's shell
+    placement=$(mpirun_netcoll 2 sh -c 'echo "$OMPI_COMM_WORLD_RANK:$(hostname)"' 2>&1 | sort | sed "s/$ns0/ns0/; s/$ns1/ns1/" |
+      tr '\n' ' ')
+  fi
+  : >"$out/netcoll.txt"
+  : >"$out/netcoll.veth"
+  local op per r sizes=$NETCOLL_SIZES before
+  for r in $(seq 1 "$NETCOLL_ROUNDS"); do
+    for op in allreduce allgather; do
+      for per in ${NETCOLL_PER_HOST//,/ }; do
+        before=$(veth_bytes)
+        retry3 weft_netcoll_once "$per" --op $op --sizes "$sizes" --reps "$COLL_REPS" --label weft >>"$out/netcoll.txt" ||
+          echo " weft $op $per per host failed"
+        echo "weft $op $per $before $(veth_bytes)" >>"$out/netcoll.veth"
+        if [ $mpi = 1 ]; then
+          before=$(veth_bytes)
+          mpirun_netcoll "$per" "$MPI_BIN" coll --op $op --sizes "$sizes" --reps "$COLL_REPS" --label mpi >>"$out/netcoll.txt" \
+            2>"$out/mpi.err" || echo " mpi $op $per per host failed (exit $?): $(tail -2 "$out/mpi.err" | tr '\n' ' ')"
+          echo "mpi $op $per $before $(veth_bytes)" >>"$out/netcoll.veth"
+        fi
+      done
+    done
+  done
+  coll_medians "$out/netcoll.txt" >"$out/netcoll.us"
+  echo " 2 namespaces joined by a veth pair (10.99.0.1/24 wb0, 10.99.0.2/24 wb1), 1 or 2 ranks in each, one process"
+  echo " per rank; weft: NCCL_HOSTID per namespace, NCCL_SOCKET_IFNAME=wb0/wb1, id from NCCL_COMM_ID, the socket"
+  echo " plugin's settings from the environment${NETCOLL_ENV:+ and $NETCOLL_ENV}; weft's log (2x2 probe, rank 0, NCCL_DEBUG=INFO):"
+  echo " ${via:-(no NET line found)}"
+  echo " $(mpirun --version 2>/dev/null | head -1): mpirun in ns0, one orted per namespace (rsh agent: ip netns exec +"
+  echo " unshare --uts: 2 nodes), --mca btl $NETCOLL_MPI_BTL, btl_tcp_if_include and oob_tcp_if_include 10.99.0.0/24,"
+  echo " --bind-to none --map-by slot (2x2 placement, rank:node: $placement), mpi_yield_when_idle 1 when the"
+  echo " ranks outnumber the $(nproc) CPUs (as mpirun sets itself on one oversubscribed node), MALLOC_MMAP_MAX_=0"
+  echo " MALLOC_TRIM_THRESHOLD_=68719476736${NETCOLL_MPI_ARGS:+, $NETCOLL_MPI_ARGS}; nccl-tests' method on both sides"
+  echo " as in coll: $COLL_REPS timed reps of clamp(128 MiB / size, 5, 1000) calls, us = per call, max over ranks,"
+  echo " median of reps x $NETCOLL_ROUNDS round(s); busbw: allreduce algbw*2(n-1)/n, allgather algbw*(n-1)/n"
+  echo
+  local fmtline=" %-9s %5s %8s %10s %10s %9s %9s %6s %-11s %-4s %10s %10s\n"
+  # shellcheck disable=SC2059
+  printf "$fmtline" op ranks size "weft us" "MPI us" "weft bw" "MPI bw" ratio target "" "weft veth" "MPI veth"
+  local b wu mu wb mb rt tgt ok n wv mv
+  for op in allreduce allgather; do
+    for per in ${NETCOLL_PER_HOST//,/ }; do
+      n=$((per * 2))
+      wv=$(awk -v o=$op -v p="$per" '$1 == "weft" && $2 == o && $3 == p { s += $5 - $4 } END { printf "%.0f MiB", s / 1048576 }' "$out/netcoll.veth")
+      mv=$(awk -v o=$op -v p="$per" '$1 == "mpi" && $2 == o && $3 == p { s += $5 - $4 } END { printf "%.0f MiB", s / 1048576 }' "$out/netcoll.veth")
+      for b in $(SIZES=$sizes bytes_list); do
+        wu=$(coll_lookup "$out/netcoll.us" weft $op $n "$b")
+        mu=$(coll_lookup "$out/netcoll.us" mpi $op $n "$b")
+        wb=$(coll_busbw 3 $op $n "$b" "$wu")
+        mb=$(coll_busbw 3 $op $n "$b" "$mu")
+        if [ "$b" -le 64 ]; then
+          rt=$(ratio "$mu" "$wu") tgt="(lat info)" ok=""
+        elif [ "$b" -lt 1048576 ]; then
+          rt=$(ratio "$wb" "$mb") tgt="(info)" ok=""
+        else
+          rt=$(ratio "$wb" "$mb") tgt=">= 1.00" ok=$(verdict "$rt" ">=" 1.0)
+        fi
+        # shellcheck disable=SC2059
+        printf "$fmtline" $op "${per}x2" "$(human "$b")" "$(fmt 2 "$wu")" "$(fmt 2 "$mu")" "$wb" "$mb" "$rt" "$tgt" "$ok" "$wv" "$mv"
+        wv="" mv=""
+      done
+    done
+  done
+  echo " ranks: per host x hosts; bw: busbw GB/s; ratio: busbw weft/MPI (8 B: latency MPI us/weft us, for"
+  echo " information); veth: bytes through wb0 (rx+tx) during all of that op's jobs (the traffic crossed the veth)."
+  echo " Target (issue 21): busbw >= 1.0x Open MPI's TCP BTL from 1 MiB"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -454,7 +643,8 @@ for p in "${parts[@]}"; do
     shm) part_shm ;;
     net) part_net ;;
     coll) part_coll ;;
+    netcoll) part_netcoll ;;
     mem) part_mem ;;
-    *) echo "unknown part: $p (init, shm, net, coll, mem)" >&2; exit 2 ;;
+    *) echo "unknown part: $p (init, shm, net, coll, netcoll, mem)" >&2; exit 2 ;;
   esac
 done
