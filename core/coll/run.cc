@@ -21,6 +21,11 @@ using runtime::Comm;
 constexpr size_t kChunkBytes = size_t{2} << 20;      // ring Simple: 2 slices of 2 steps of 512 KiB
 constexpr size_t kPipelineBytes = size_t{512} << 10;  // broadcast, reduce: one step
 constexpr size_t kBytesPerChannel = size_t{512} << 10;
+// From this buffer size on, net connections send steps straight from the caller's buffers
+// (postFrom: registered once per collective) instead of copying them into their slots first: as
+// p2p's zero-copy messages (runtime::kDirectMinBytes), registering costs more than copying a few
+// small steps.
+constexpr size_t kFromUserMinBytes = size_t{1} << 20;
 
 // One lane of one channel of one collective: its steps, its connections, and how far it got.
 struct ChannelRun {
@@ -57,7 +62,13 @@ Result<bool> drainSends(ChannelRun& ch) {
 
 class Runner {
  public:
-  Runner(Comm& comm, const CollArgs& a) : comm_(comm), a_(a), elt_(typeSize(a.type)) {}
+  Runner(Comm& comm, const CollArgs& a) : comm_(comm), a_(a), elt_(typeSize(a.type)) {
+    bool perRank = a.coll == Coll::kAllGather || a.coll == Coll::kReduceScatter;
+    size_t one = a.count * elt_, all = one * (perRank ? static_cast<size_t>(comm.nranks) : 1);
+    sendBytes_ = a.coll == Coll::kReduceScatter ? all : one;
+    recvBytes_ = a.coll == Coll::kAllGather ? all : one;
+    fromUser_ = std::max(sendBytes_, recvBytes_) >= kFromUserMinBytes;
+  }
 
   // One slot of `ch`'s current step, if its connections allow. True when something moved.
   Result<bool> advance(ChannelRun& ch) {
@@ -89,8 +100,8 @@ class Runner {
         WEFT_ASSIGN_OR_RETURN(sslots[i], ch.sends[i]->acquire());
         if (sslots[i] == nullptr) return moved;
       }
-      apply(s, ch.done, m, rslots, nr, sslots, ns);
-      for (size_t i = 0; i < ns; ++i) WEFT_TRY(ch.sends[i]->post(m * elt_, false));
+      Sent sent = apply(s, ch.done, m, rslots, nr, sslots, ns);
+      for (size_t i = 0; i < ns; ++i) WEFT_TRY(send(*ch.sends[i], sslots[i], sent, m * elt_));
       for (size_t i = 0; i < nr; ++i) WEFT_TRY(ch.recvs[i]->release());
       moved = true;
       ch.done += m;
@@ -103,6 +114,27 @@ class Runner {
   }
 
  private:
+  // What a primitive hands to its sends: `data` in a send slot, or in the caller's buffers
+  // (`user`: a connection may send it from there instead of through its slot).
+  struct Sent {
+    const void* data = nullptr;
+    bool user = false;
+  };
+
+  // One send of a step: straight from the caller's buffer where the connection can (a net
+  // plugin: no copy into the slot), otherwise through the acquired slot.
+  Status send(runtime::SendConnection& c, void* slot, Sent sent, size_t bytes) const {
+    if (sent.user && fromUser_) {
+      const char* p = static_cast<const char*>(sent.data);
+      const char* recv = static_cast<const char*>(a_.recv);
+      bool inRecv = recv != nullptr && p >= recv && p < recv + recvBytes_;
+      WEFT_ASSIGN_OR_RETURN(bool posted, c.postFrom(p, bytes, inRecv ? a_.recv : a_.send, inRecv ? recvBytes_ : sendBytes_));
+      if (posted) return Status::ok();
+    }
+    if (slot != sent.data) std::memcpy(slot, sent.data, bytes);
+    return c.post(bytes, false);
+  }
+
   const char* in(const Step& s, size_t done) const {
     return static_cast<const char*>(a_.send) + (s.in + done) * elt_;
   }
@@ -114,46 +146,44 @@ class Runner {
     for (size_t i = 0; i < nr; ++i) reduceInto(a_.op, dst, i == 0 ? local : dst, r[i], m, i == 0, post && i + 1 == nr);
   }
 
-  // The data movement of one slot: the only place that touches bytes. Every send slot gets the
-  // same bytes (a tree forwards one result to all its children).
-  void apply(const Step& s, size_t done, size_t m, const RecvSlots& r, size_t nr, const SendSlots& w, size_t nw) const {
+  // The data movement of one slot: the only place that touches bytes, with send() (every send
+  // gets the same bytes: a tree forwards one result to all its children). Returns what to send.
+  Sent apply(const Step& s, size_t done, size_t m, const RecvSlots& r, size_t nr, const SendSlots& w, size_t nw) const {
     size_t bytes = m * elt_;
-    const void* sent = nullptr;  // what went into w[0], copied to the other send slots
     switch (s.prim) {
       case Prim::kSend:
+        // The input goes as it is unless the operator scales it first (PreMulSum).
+        if (fromUser_ && a_.op.kind != RedKind::kPreMulSum) return {in(s, done), true};
         copyWith(a_.op, w[0], in(s, done), m, true, false);
-        sent = w[0];
-        break;
+        return {w[0], false};
       case Prim::kCopySend:
         copyBytes(out(s, done), in(s, done), bytes);
-        sent = out(s, done);
-        break;
+        return {out(s, done), true};
       case Prim::kRecv:
         std::memcpy(out(s, done), r[0], bytes);
-        break;
+        return {};
       case Prim::kRecvReduceSend:
         reduceAll(w[0], in(s, done), r, nr, m, false);
-        sent = w[0];
-        break;
+        return {w[0], false};
       case Prim::kRecvReduceCopySend:
         reduceAll(out(s, done), in(s, done), r, nr, m, true);
-        sent = out(s, done);
-        break;
+        return {out(s, done), true};
       case Prim::kRecvCopySend:
         std::memcpy(out(s, done), r[0], bytes);
-        sent = r[0];
-        break;
+        // The output is as good a source as the receive slot, and the caller's to send from.
+        return fromUser_ && nw > 0 ? Sent{out(s, done), true} : Sent{r[0], false};
       case Prim::kRecvReduceCopy:
         reduceAll(out(s, done), in(s, done), r, nr, m, true);
-        break;
+        return {};
     }
-    for (size_t i = 0; i < nw; ++i)
-      if (w[i] != sent) std::memcpy(w[i], sent, bytes);
+    return {};
   }
 
   Comm& comm_;
   const CollArgs& a_;
   size_t elt_;
+  size_t sendBytes_ = 0, recvBytes_ = 0;  // the caller's buffers
+  bool fromUser_ = false;                 // steps may be sent from them (postFrom)
 };
 
 // Where this rank sits in channel c's ring.
@@ -360,6 +390,9 @@ Result<bool> pass(Active& act) {
     WEFT_ASSIGN_OR_RETURN(bool idle, drainSends(ch));
     if (!idle) return moved;
   }
+  // Then the caller's buffers are no longer read: their registrations go.
+  for (ChannelRun& ch : *act.runs)
+    for (runtime::SendConnection* s : ch.sends) s->endFrom();
   act.done = true;
   return true;
 }

@@ -115,6 +115,7 @@ Result<bool> NetSend::finishSetup() {
 
 NetSend::~NetSend() {
   plugin::NetApi& api = net_->api();
+  deregisterUser();
   if (mhandle_ != nullptr) (void)api.deregMr(sendComm_, mhandle_);
   if (sendComm_ != nullptr) (void)api.closeSend(sendComm_);
 }
@@ -127,7 +128,10 @@ Result<void*> NetSend::acquire() {
 }
 
 Status NetSend::post(size_t bytes, bool /*last*/) {
-  sizes_[posted_ % kSteps] = bytes;
+  size_t slot = posted_ % kSteps;
+  sizes_[slot] = bytes;
+  data_[slot] = slots_->data() + slot * stepSize_;
+  mhandles_[slot] = mhandle_;
   ++posted_;
   WEFT_ASSIGN_OR_RETURN(bool idle, drain());
   (void)idle;
@@ -139,7 +143,7 @@ Result<bool> NetSend::drain() {
   while (issued_ < posted_) {
     size_t slot = issued_ % kSteps;
     void* req = nullptr;
-    WEFT_TRY_CTX(api.isend(sendComm_, slots_->data() + slot * stepSize_, sizes_[slot], 0, mhandle_, nullptr, &req),
+    WEFT_TRY_CTX(api.isend(sendComm_, const_cast<char*>(data_[slot]), sizes_[slot], 0, mhandles_[slot], nullptr, &req),
                  strprintf("NET/%s isend to rank %d", api.name(), peerRank_));
     if (req == nullptr) break;
     requests_[slot] = req;
@@ -154,6 +158,35 @@ Result<bool> NetSend::drain() {
     ++done_;
   }
   return done_ == posted_;
+}
+
+Result<bool> NetSend::postFrom(const void* data, size_t bytes, const void* base, size_t baseBytes) {
+  if (posted_ - done_ >= kSteps || sendComm_ == nullptr) return false;
+  void* mh = nullptr;
+  for (const UserRegion& r : userRegions_)
+    if (r.base == base && r.bytes == baseBytes) mh = r.mhandle;
+  if (mh == nullptr) {
+    // Not registered (the plugin takes no host memory of the caller's, or failed): copy instead.
+    if (!net_->api().regMr(sendComm_, const_cast<void*>(base), baseBytes, WEFT_PTR_HOST, &mh).isOk()) return false;
+    userRegions_.push_back({base, baseBytes, mh});
+  }
+  size_t slot = posted_ % kSteps;
+  sizes_[slot] = bytes;
+  data_[slot] = static_cast<const char*>(data);
+  mhandles_[slot] = mh;
+  ++posted_;
+  WEFT_ASSIGN_OR_RETURN(bool idle, drain());
+  (void)idle;
+  return true;
+}
+
+void NetSend::endFrom() {
+  if (done_ == posted_) deregisterUser();  // otherwise kept until the next call or the end
+}
+
+void NetSend::deregisterUser() {
+  for (const UserRegion& r : userRegions_) (void)net_->api().deregMr(sendComm_, r.mhandle);
+  userRegions_.clear();
 }
 
 // ---- zero-copy messages -----------------------------------------------------------------------

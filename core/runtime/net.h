@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/base/status.h"
 #include "core/plugin/net_loader.h"
@@ -91,9 +92,20 @@ class NetSend : public SendConnection {
   void markFailed(int) override {}
   Result<bool> beginDirect(const void* data, size_t bytes) override;
   Result<bool> progressDirect(bool* progressed) override;
+  Result<bool> postFrom(const void* data, size_t bytes, const void* base, size_t baseBytes) override;
+  void endFrom() override;
 
  private:
+  // A caller's buffer registered by postFrom, until endFrom.
+  struct UserRegion {
+    const void* base;
+    size_t bytes;
+    void* mhandle;
+  };
+  void deregisterUser();
+
   Direct direct_;
+  std::vector<UserRegion> userRegions_;
   plugin::NetInstance* net_ = nullptr;
   int dev_ = 0;
   size_t stepSize_ = 0;
@@ -104,6 +116,8 @@ class NetSend : public SendConnection {
   std::unique_ptr<SlotBuffer> slots_;
   std::array<void*, kSteps> requests_{};
   std::array<size_t, kSteps> sizes_{};
+  std::array<const char*, kSteps> data_{};  // where each posted step's bytes are: its slot or the caller's
+  std::array<void*, kSteps> mhandles_{};    // and their registration
   uint64_t posted_ = 0;  // filled by the caller
   uint64_t issued_ = 0;  // isend accepted by the plugin
   uint64_t done_ = 0;    // completed

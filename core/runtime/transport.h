@@ -29,6 +29,15 @@ class SendConnection {
   // Tells the peer this rank failed (so it stops waiting at once), where the transport can.
   virtual void markFailed(int failedRank) = 0;
 
+  // Optional zero-copy step (collectives): as acquire() + filling the slot + post(bytes, false),
+  // but the step goes straight from `data`, which lies in the caller's buffer [base, base +
+  // baseBytes) and must stay unchanged until drain() says idle. Only right after acquire()
+  // returned a slot. False, with nothing posted, where the transport has no such path: then the
+  // caller fills the slot acquire() gave.
+  virtual Result<bool> postFrom(const void* data, size_t bytes, const void* base, size_t baseBytes) { return false; }
+  // Gives back what postFrom registered; once drain() said idle (the end of a collective).
+  virtual void endFrom() {}
+
   // Optional zero-copy path for a whole message that stays put until it is done (p2p): steps go
   // straight from `data` (registered once) instead of through the slots. The wire is the same,
   // so the peer may use either path. begin returns false when the transport has no such path.

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -253,6 +254,42 @@ TEST_P(CommCollectives, EveryCollectiveTypeAndOpAgainstTheTestsOwnResults) {
 
 INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectives, ::testing::Values(1, 2, 3, 4, 5, 8),
                          [](const auto& p) { return std::to_string(p.param) + "ranks"; });
+
+// The same matrix with the ranks on two hosts (NCCL_HOSTID: the first half on one, the rest on
+// the other), so the rings and trees cross them through the socket plugin over loopback: its
+// sends of large collectives go straight from the caller's buffers (postFrom), in place too.
+struct HostsCase {
+  int nranks;
+  const char* algo;  // NCCL_ALGO, "" for the default
+};
+
+void PrintTo(const HostsCase& c, std::ostream* os) { *os << c.nranks << " ranks" << (*c.algo ? ", " : "") << c.algo; }
+
+class CommCollectivesHosts : public ::testing::TestWithParam<HostsCase> {};
+
+TEST_P(CommCollectivesHosts, EveryCollectiveTypeAndOpAcrossTwoHosts) {
+  JobSpec spec;
+  spec.nranks = GetParam().nranks;
+  spec.deadline = std::chrono::seconds(400);
+  int n = spec.nranks;
+  bool tree = std::string(GetParam().algo) == "Tree";
+  spec.env[-1] = {{"NCCL_SOCKET_IFNAME", "lo"}, {"NCCL_NET", "Socket"}};
+  if (tree) spec.env[-1]["NCCL_ALGO"] = "Tree";
+  for (int r = 0; r < n; ++r) spec.env[r]["NCCL_HOSTID"] = r < (n + 1) / 2 ? "coll-hostA" : "coll-hostB";
+  auto out = runJob(spec, [n, tree](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+    if (allCases(comm, rank, n, tree) != 0) return 1;
+    RANK_OK(weft_comm_destroy(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(TwoHosts, CommCollectivesHosts,
+                         ::testing::Values(HostsCase{2, ""}, HostsCase{3, ""}, HostsCase{4, "Tree"}),
+                         [](const auto& p) { return std::to_string(p.param.nranks) + "ranks" + p.param.algo; });
 
 // NCCL_ALGO=Tree: allreduce over the trees (one host: NCCL's chain), every case; the other
 // collectives have no Tree schedule and fail as NCCL fails them; results are the same bits on
