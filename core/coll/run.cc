@@ -36,6 +36,14 @@ struct ChannelRun {
   size_t slotBytes = 0;  // the smallest step of its connections
   size_t step = 0;  // current step
   size_t done = 0;  // elements of it moved
+  // Receives the runner posts itself (Runner::postAhead): the next chunk to post, and how many
+  // were posted and taken.
+  size_t postStep = 0, postDone = 0;
+  uint64_t postedChunks = 0, takenChunks = 0;
+  void rewind() {
+    step = done = postStep = postDone = 0;
+    postedChunks = takenChunks = 0;
+  }
 };
 
 // A tree rank has at most 3 children (NCCL_MAX_TREE_ARITY): a primitive touches that many slots.
@@ -77,6 +85,7 @@ class Runner {
     // channel now waits to receive (its peer may be waiting for exactly those sends).
     WEFT_ASSIGN_OR_RETURN(bool idle, drainSends(ch));
     (void)idle;
+    if (drives(ch)) WEFT_TRY(postAhead(ch));
     const size_t slotElems = ch.slotBytes / elt_;
     while (ch.step < ch.steps.size()) {
       const Step& s = ch.steps[ch.step];
@@ -103,6 +112,7 @@ class Runner {
       Sent sent = apply(s, ch.done, m, rslots, nr, sslots, ns);
       for (size_t i = 0; i < ns; ++i) WEFT_TRY(send(*ch.sends[i], sslots[i], sent, m * elt_));
       for (size_t i = 0; i < nr; ++i) WEFT_TRY(ch.recvs[i]->release());
+      if (nr > 0) ++ch.takenChunks;
       moved = true;
       ch.done += m;
       if (ch.done == s.count) {
@@ -114,6 +124,38 @@ class Runner {
   }
 
  private:
+  // Whether the runner posts `ch`'s receives itself (postAhead): a large collective on a lane
+  // with one receive connection that takes them (a net plugin's).
+  bool drives(const ChannelRun& ch) const {
+    return fromUser_ && ch.recvs.size() == 1 && ch.recvs[0]->postsInto();
+  }
+
+  // Posts the receives of the lane's next chunks, up to kSteps ahead: those whose bytes only go
+  // to the output (recv, recvCopySend) straight there, the ones to reduce into slots.
+  Status postAhead(ChannelRun& ch) const {
+    const size_t slotElems = ch.slotBytes / elt_;
+    while (ch.postedChunks - ch.takenChunks < static_cast<uint64_t>(runtime::kSteps)) {
+      while (ch.postStep < ch.steps.size() && !readsRecv(ch.steps[ch.postStep].prim)) {
+        ++ch.postStep;
+        ch.postDone = 0;
+      }
+      if (ch.postStep == ch.steps.size()) break;
+      const Step& s = ch.steps[ch.postStep];
+      size_t m = std::min(slotElems, s.count - ch.postDone);
+      bool toOutput = s.prim == Prim::kRecv || s.prim == Prim::kRecvCopySend;
+      WEFT_ASSIGN_OR_RETURN(bool posted, ch.recvs[0]->postInto(toOutput ? out(s, ch.postDone) : nullptr, m * elt_,
+                                                               a_.recv, recvBytes_));
+      if (!posted) break;
+      ++ch.postedChunks;
+      ch.postDone += m;
+      if (ch.postDone == s.count) {
+        ++ch.postStep;
+        ch.postDone = 0;
+      }
+    }
+    return Status::ok();
+  }
+
   // What a primitive hands to its sends: `data` in a send slot, or in the caller's buffers
   // (`user`: a connection may send it from there instead of through its slot).
   struct Sent {
@@ -160,7 +202,7 @@ class Runner {
         copyBytes(out(s, done), in(s, done), bytes);
         return {out(s, done), true};
       case Prim::kRecv:
-        std::memcpy(out(s, done), r[0], bytes);
+        copyBytes(out(s, done), r[0], bytes);  // nothing to do where it arrived in place (postAhead)
         return {};
       case Prim::kRecvReduceSend:
         reduceAll(w[0], in(s, done), r, nr, m, false);
@@ -169,7 +211,7 @@ class Runner {
         reduceAll(out(s, done), in(s, done), r, nr, m, true);
         return {out(s, done), true};
       case Prim::kRecvCopySend:
-        std::memcpy(out(s, done), r[0], bytes);
+        copyBytes(out(s, done), r[0], bytes);
         // The output is as good a source as the receive slot, and the caller's to send from.
         return fromUser_ && nw > 0 ? Sent{out(s, done), true} : Sent{r[0], false};
       case Prim::kRecvReduceCopy:
@@ -308,7 +350,7 @@ Result<std::vector<ChannelRun>*> cachedPlan(Comm& comm, const CollArgs& a, bool*
   auto* cache = static_cast<PlanCache*>(comm.collCache.get());
   PlanCache::Key key{a.coll, a.count, a.type, a.root, a.algo, a.channels, comm.connEpoch};
   if (cache->valid && cache->key == key) {
-    for (ChannelRun& r : cache->runs) r.step = r.done = 0;
+    for (ChannelRun& r : cache->runs) r.rewind();
   } else {
     cache->valid = false;
     WEFT_ASSIGN_OR_RETURN(cache->runs, plan(comm, a, &cache->allShm, &cache->nParts));
@@ -391,8 +433,10 @@ Result<bool> pass(Active& act) {
     if (!idle) return moved;
   }
   // Then the caller's buffers are no longer read: their registrations go.
-  for (ChannelRun& ch : *act.runs)
+  for (ChannelRun& ch : *act.runs) {
     for (runtime::SendConnection* s : ch.sends) s->endFrom();
+    for (runtime::RecvConnection* r : ch.recvs) r->endInto();
+  }
   act.done = true;
   return true;
 }

@@ -44,28 +44,54 @@ Result<bool> NetRecv::finishSetup() {
 
 NetRecv::~NetRecv() {
   plugin::NetApi& api = net_->api();
+  user_.clear(*net_, recvComm_);
   if (mhandle_ != nullptr) (void)api.deregMr(recvComm_, mhandle_);
   if (recvComm_ != nullptr) (void)api.closeRecv(recvComm_);
   if (listenComm_ != nullptr) (void)api.closeListen(listenComm_);
 }
 
+Result<bool> NetRecv::postOne(char* data, size_t size, void* mh) {
+  plugin::NetApi& api = net_->api();
+  size_t slot = posted_ % kSteps;
+  void* ptr = data;
+  int tag = 0;
+  void* req = nullptr;
+  void* ph = nullptr;
+  WEFT_TRY_CTX(api.irecv(recvComm_, 1, &ptr, &size, &tag, &mh, &ph, &req),
+               strprintf("NET/%s irecv from rank %d", api.name(), peerRank_));
+  if (req == nullptr) return false;  // the plugin is busy: try again later
+  requests_[slot] = req;
+  data_[slot] = data;
+  arrived_[slot] = false;
+  ++posted_;
+  return true;
+}
+
+Result<bool> NetRecv::postInto(void* data, size_t bytes, const void* base, size_t baseBytes) {
+  if (posted_ - head_ >= kSteps || recvComm_ == nullptr) return false;
+  driven_ = true;
+  size_t slot = posted_ % kSteps;
+  if (data != nullptr) {
+    if (void* mh = user_.find(*net_, recvComm_, base, baseBytes); mh != nullptr)
+      return postOne(static_cast<char*>(data), bytes, mh);
+    // Not registered: the slot, and the caller copies out of it as usual.
+  }
+  return postOne(slots_->data() + slot * stepSize_, stepSize_, mhandle_);
+}
+
+void NetRecv::endInto() {
+  if (posted_ != head_) return;  // receives still posted: keep the mode and the registrations
+  driven_ = false;
+  user_.clear(*net_, recvComm_);
+}
+
 Result<const void*> NetRecv::peek(size_t* bytes, bool* last, int want) {
   plugin::NetApi& api = net_->api();
   uint64_t ahead = static_cast<uint64_t>(std::min(want, kSteps));
-  while (posted_ < head_ + ahead) {
+  while (!driven_ && posted_ < head_ + ahead) {
     size_t slot = posted_ % kSteps;
-    void* data = slots_->data() + slot * stepSize_;
-    size_t size = stepSize_;
-    int tag = 0;
-    void* req = nullptr;
-    void* mh = mhandle_;
-    void* ph = nullptr;
-    WEFT_TRY_CTX(api.irecv(recvComm_, 1, &data, &size, &tag, &mh, &ph, &req),
-                 strprintf("NET/%s irecv from rank %d", api.name(), peerRank_));
-    if (req == nullptr) break;  // the plugin is busy: try again later
-    requests_[slot] = req;
-    arrived_[slot] = false;
-    ++posted_;
+    WEFT_ASSIGN_OR_RETURN(bool posted, postOne(slots_->data() + slot * stepSize_, stepSize_, mhandle_));
+    if (!posted) break;
   }
   if (head_ >= posted_) return static_cast<const void*>(nullptr);
   size_t slot = head_ % kSteps;
@@ -80,7 +106,7 @@ Result<const void*> NetRecv::peek(size_t* bytes, bool* last, int want) {
   }
   *bytes = sizes_[slot];
   *last = false;
-  return static_cast<const void*>(slots_->data() + slot * stepSize_);
+  return static_cast<const void*>(data_[slot]);
 }
 
 Status NetRecv::release() {
@@ -115,7 +141,7 @@ Result<bool> NetSend::finishSetup() {
 
 NetSend::~NetSend() {
   plugin::NetApi& api = net_->api();
-  deregisterUser();
+  user_.clear(*net_, sendComm_);
   if (mhandle_ != nullptr) (void)api.deregMr(sendComm_, mhandle_);
   if (sendComm_ != nullptr) (void)api.closeSend(sendComm_);
 }
@@ -160,16 +186,25 @@ Result<bool> NetSend::drain() {
   return done_ == posted_;
 }
 
+void* UserRegions::find(plugin::NetInstance& net, void* comm, const void* base, size_t bytes) {
+  for (const Region& r : regions_)
+    if (r.base == base && r.bytes == bytes) return r.mhandle;
+  void* mh = nullptr;
+  if (!net.api().regMr(comm, const_cast<void*>(base), bytes, WEFT_PTR_HOST, &mh).isOk() || mh == nullptr) return nullptr;
+  regions_.push_back({base, bytes, mh});
+  return mh;
+}
+
+void UserRegions::clear(plugin::NetInstance& net, void* comm) {
+  for (const Region& r : regions_) (void)net.api().deregMr(comm, r.mhandle);
+  regions_.clear();
+}
+
 Result<bool> NetSend::postFrom(const void* data, size_t bytes, const void* base, size_t baseBytes) {
   if (posted_ - done_ >= kSteps || sendComm_ == nullptr) return false;
-  void* mh = nullptr;
-  for (const UserRegion& r : userRegions_)
-    if (r.base == base && r.bytes == baseBytes) mh = r.mhandle;
-  if (mh == nullptr) {
-    // Not registered (the plugin takes no host memory of the caller's, or failed): copy instead.
-    if (!net_->api().regMr(sendComm_, const_cast<void*>(base), baseBytes, WEFT_PTR_HOST, &mh).isOk()) return false;
-    userRegions_.push_back({base, baseBytes, mh});
-  }
+  // Not registered (the plugin takes no host memory of the caller's): the caller copies instead.
+  void* mh = user_.find(*net_, sendComm_, base, baseBytes);
+  if (mh == nullptr) return false;
   size_t slot = posted_ % kSteps;
   sizes_[slot] = bytes;
   data_[slot] = static_cast<const char*>(data);
@@ -181,12 +216,7 @@ Result<bool> NetSend::postFrom(const void* data, size_t bytes, const void* base,
 }
 
 void NetSend::endFrom() {
-  if (done_ == posted_) deregisterUser();  // otherwise kept until the next call or the end
-}
-
-void NetSend::deregisterUser() {
-  for (const UserRegion& r : userRegions_) (void)net_->api().deregMr(sendComm_, r.mhandle);
-  userRegions_.clear();
+  if (done_ == posted_) user_.clear(*net_, sendComm_);  // otherwise kept until the next call or the end
 }
 
 // ---- zero-copy messages -----------------------------------------------------------------------

@@ -42,6 +42,24 @@ struct Direct {
 // than copying small ones).
 inline constexpr size_t kDirectMinBytes = size_t{1} << 20;
 
+// The caller's buffers registered on one plugin comm for a collective (postFrom, postInto),
+// until it ends.
+class UserRegions {
+ public:
+  // The registration of [base, base + bytes), made at its first use; null when the plugin
+  // refuses it.
+  void* find(plugin::NetInstance& net, void* comm, const void* base, size_t bytes);
+  void clear(plugin::NetInstance& net, void* comm);
+
+ private:
+  struct Region {
+    const void* base;
+    size_t bytes;
+    void* mhandle;
+  };
+  std::vector<Region> regions_;
+};
+
 class NetRecv : public RecvConnection {
  public:
   // Listens on plugin device `dev`; handle() is what the sender needs.
@@ -58,12 +76,20 @@ class NetRecv : public RecvConnection {
   void markFailed(int) override {}
   Result<bool> beginDirect(void* data, size_t bytes) override;
   Result<bool> progressDirect(bool* progressed) override;
+  bool postsInto() const override { return true; }
+  Result<bool> postInto(void* data, size_t bytes, const void* base, size_t baseBytes) override;
+  void endInto() override;
 
  private:
+  // Posts the next receive into `data` (registered as `mh`), `size` bytes at most.
+  Result<bool> postOne(char* data, size_t size, void* mh);
+
   plugin::NetInstance* net_ = nullptr;
   size_t stepSize_ = 0;
   int peerRank_ = -1;
   Direct direct_;
+  UserRegions user_;
+  bool driven_ = false;  // between postInto and endInto: the caller posts
   // Plugins read the handle as their own struct: keep it aligned as NCCL's are.
   alignas(16) std::array<char, WEFT_NET_HANDLE_MAXSIZE> handle_{};
   void* listenComm_ = nullptr;
@@ -72,6 +98,7 @@ class NetRecv : public RecvConnection {
   std::unique_ptr<SlotBuffer> slots_;
   std::array<void*, kSteps> requests_{};
   std::array<size_t, kSteps> sizes_{};
+  std::array<char*, kSteps> data_{};  // where each posted receive lands: its slot or the caller's
   std::array<bool, kSteps> arrived_{};
   uint64_t posted_ = 0;  // irecv issued
   uint64_t head_ = 0;    // consumed
@@ -96,16 +123,8 @@ class NetSend : public SendConnection {
   void endFrom() override;
 
  private:
-  // A caller's buffer registered by postFrom, until endFrom.
-  struct UserRegion {
-    const void* base;
-    size_t bytes;
-    void* mhandle;
-  };
-  void deregisterUser();
-
   Direct direct_;
-  std::vector<UserRegion> userRegions_;
+  UserRegions user_;
   plugin::NetInstance* net_ = nullptr;
   int dev_ = 0;
   size_t stepSize_ = 0;

@@ -61,6 +61,17 @@ class RecvConnection {
   virtual Status release() = 0;
   virtual void markFailed(int failedRank) = 0;
 
+  // Optional receives posted by the caller (collectives), for transports that post them ahead
+  // (net plugins): whether this connection takes them.
+  virtual bool postsInto() const { return false; }
+  // Posts the receive of the next step: straight into `data` (in the caller's buffer [base, base
+  // + baseBytes), `bytes` long), or into the next slot when `data` is null. From the first call
+  // until endInto() the caller posts every step peek() returns (peek posts none itself). False,
+  // with nothing posted, while the transport is busy: try again later.
+  virtual Result<bool> postInto(void* data, size_t bytes, const void* base, size_t baseBytes) { return false; }
+  // Ends postInto's mode and gives back its registrations; once every posted step was released.
+  virtual void endInto() {}
+
   // Optional zero-copy path, as SendConnection's: steps land straight in `data`.
   virtual Result<bool> beginDirect(void* data, size_t bytes) { return false; }
   // Drives it; true when every step arrived (each the size the sender's step must have).
