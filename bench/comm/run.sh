@@ -502,7 +502,7 @@ veth_bytes() {
 }
 
 part_netcoll() {
-  header "collectives across 2 network namespaces (veth): weft (socket plugin) vs Open MPI (btl tcp,self)"
+  header "collectives across 2 network namespaces (veth): weft (socket plugin) vs Open MPI (TCP BTL between them)"
   setup_namespaces || return 0
   local mpi=1 placement=""
   have_mpi || { mpi=0; echo " (no Open MPI baseline: $MPI_BIN not built or mpirun missing)"; }
