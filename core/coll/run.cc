@@ -167,11 +167,17 @@ class Runner {
   // plugin: no copy into the slot), otherwise through the acquired slot.
   Status send(runtime::SendConnection& c, void* slot, Sent sent, size_t bytes) const {
     if (sent.user && fromUser_) {
+      // The buffer that holds the whole step (in place, the input and the output overlap).
       const char* p = static_cast<const char*>(sent.data);
-      const char* recv = static_cast<const char*>(a_.recv);
-      bool inRecv = recv != nullptr && p >= recv && p < recv + recvBytes_;
-      WEFT_ASSIGN_OR_RETURN(bool posted, c.postFrom(p, bytes, inRecv ? a_.recv : a_.send, inRecv ? recvBytes_ : sendBytes_));
-      if (posted) return Status::ok();
+      auto holds = [&](const void* base, size_t n) {
+        const char* b = static_cast<const char*>(base);
+        return b != nullptr && p >= b && p + bytes <= b + n;
+      };
+      bool inRecv = holds(a_.recv, recvBytes_);
+      if (inRecv || holds(a_.send, sendBytes_)) {
+        WEFT_ASSIGN_OR_RETURN(bool posted, c.postFrom(p, bytes, inRecv ? a_.recv : a_.send, inRecv ? recvBytes_ : sendBytes_));
+        if (posted) return Status::ok();
+      }
     }
     if (slot != sent.data) std::memcpy(slot, sent.data, bytes);
     return c.post(bytes, false);
