@@ -208,7 +208,18 @@ make_namespaces() {
     ip -n "$ns0" link set "wb0-$$" name wb0 && ip -n "$ns1" link set "wb1-$$" name wb1 &&
     ip -n "$ns0" addr add 10.99.0.1/24 dev wb0 && ip -n "$ns1" addr add 10.99.0.2/24 dev wb1 &&
     ip -n "$ns0" link set lo up && ip -n "$ns1" link set lo up &&
-    ip -n "$ns0" link set wb0 up && ip -n "$ns1" link set wb1 up
+    ip -n "$ns0" link set wb0 up && ip -n "$ns1" link set wb1 up && wait_carrier "$ns0" wb0 && wait_carrier "$ns1" wb1
+}
+
+# A veth's carrier comes up asynchronously after `link set up`: wait for LOWER_UP (10 s at most).
+wait_carrier() {
+  local i
+  for i in $(seq 500); do
+    ip -n "$1" -o link show "$2" | grep -q LOWER_UP && return 0
+    sleep 0.02
+  done
+  echo "$2 in $1: no carrier 10 s after it was set up" >&2
+  return 1
 }
 
 # One weft run: rank 0 in ns0, rank 1 in ns1, two "hosts" (NCCL_HOSTID), the id from NCCL_COMM_ID.
