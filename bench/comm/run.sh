@@ -6,10 +6,11 @@
 #   net   send/recv over the socket plugin between two network namespaces vs iperf3 (root only)
 #   coll  allreduce and allgather, 2 and 4 processes on this host, vs Open MPI (btl self,vader)
 #         and Gloo (TCP over loopback: gloo::allreduce/allgather, AllreduceRing, halving-doubling)
+#   floor 8-byte allreduce: the floor of NCCL's ring schedule here (weft_bench_hop) vs weft, Open MPI
 #   mem   peak resident memory (VmHWM) of each rank of a 4-rank 256 MiB allreduce vs its buffers,
 #         weft, Open MPI and Gloo
 #
-# usage: bench/comm/run.sh [PART...]        (default: init shm net; coll and mem only when named)
+# usage: bench/comm/run.sh [PART...]        (default: init shm net; coll, mem and floor only when named)
 # environment: BUILD (build dir, default build), ROUNDS (alternating rounds, default 3),
 #              SIZES (default 4M,16M,64M,256M), INIT_REPS (default 7), KEEP (keep raw output dir),
 #              COLL_SIZES (default 8,64K,1M,16M,64M), COLL_BIG (extra 2-rank allreduce size, default
@@ -459,6 +460,43 @@ part_mem() {
   echo " ratio: max over ranks of VmHWM / buffers; target (issue 21): weft <= 2x its buffers"
 }
 
+# ---------------------------------------------------------------------------------------------
+# floor: what NCCL's ring schedule allows an 8-byte allreduce here. weft_bench_hop passes a token
+# around N processes with weft's Waiter; NCCL's ring allreduce of one chunk is 2(N-1) such hops.
+part_floor() {
+  header "8-byte allreduce: the floor of NCCL's ring (2(N-1) hops) vs weft and Open MPI (btl self,vader)"
+  local hop=$BUILD/bench/weft_bench_hop
+  if [ ! -x "$hop" ]; then echo " no $hop: cmake --build $BUILD --target weft_bench_hop"; return; fi
+  : >"$out/floor.txt"
+  local n
+  for n in 2 4; do
+    timeout 120 "$hop" --ranks $n --reps "$COLL_REPS" >>"$out/floor.txt" 2>"$out/floor.err" || echo " hop $n ranks failed"
+    retry3 timeout 120 "$BIN" coll --op allreduce --ranks $n --sizes 8 --reps "$COLL_REPS" --timeout 100 \
+      --label weft >>"$out/floor.txt" || echo " weft allreduce $n ranks failed"
+    if have_mpi; then
+      mpirun_coll $n --op allreduce --sizes 8 --reps "$COLL_REPS" --label mpi >>"$out/floor.txt" 2>"$out/mpi.err" ||
+        echo " mpi allreduce $n ranks failed: $(tail -2 "$out/mpi.err" | tr '\n' ' ')"
+    fi
+  done
+  med() { awk -v t="$1" -v n="$2" -v k="$3" -v impl="$4" '/^RESULT / {
+      delete f; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      if (f["test"] == t && f["ranks"] == n && (impl == "" || f["impl"] == impl)) v[++c] = f[k] + 0 }
+    END { if (!c) { print "-"; exit } for (i = 2; i <= c; i++) { x = v[i]; j = i - 1; while (j >= 1 && v[j] > x) { v[j + 1] = v[j]; j-- } v[j + 1] = x }
+      printf "%.3f\n", (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2 }' "$out/floor.txt"; }
+  echo " medians of $COLL_REPS reps; hop: one token pass between processes sharing a cache line;"
+  echo " floor = 2(N-1) hops; ratio = MPI / x (issue 21's target for weft: >= 0.83)"
+  echo
+  printf " %5s  %8s  %9s  %8s  %8s  %11s  %10s\n" ranks "hop us" "floor us" "weft us" "MPI us" "MPI/floor" "MPI/weft"
+  for n in 2 4; do
+    local h fl w m
+    h=$(med hop $n us_per_hop "")
+    fl=$(med hop $n ring_allreduce_floor_us "")
+    w=$(med coll $n us weft)
+    m=$(med coll $n us mpi)
+    printf " %5s  %8s  %9s  %8s  %8s  %11s  %10s\n" $n "$h" "$fl" "$w" "$m" "$(ratio "$m" "$fl")" "$(ratio "$m" "$w")"
+  done
+}
+
 for p in "${parts[@]}"; do
   case $p in
     init) part_init ;;
@@ -466,6 +504,7 @@ for p in "${parts[@]}"; do
     net) part_net ;;
     coll) part_coll ;;
     mem) part_mem ;;
-    *) echo "unknown part: $p (init, shm, net, coll, mem)" >&2; exit 2 ;;
+    floor) part_floor ;;
+    *) echo "unknown part: $p (init, shm, net, coll, mem, floor)" >&2; exit 2 ;;
   esac
 done
