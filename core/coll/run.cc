@@ -18,8 +18,11 @@ namespace {
 
 using runtime::Comm;
 
-constexpr size_t kChunkBytes = size_t{2} << 20;      // ring Simple: 2 slices of 2 steps of 512 KiB
-constexpr size_t kPipelineBytes = size_t{512} << 10;  // broadcast, reduce: one step
+// NCCL's chunk is stepSize * chunkSteps (calcCollChunking): 4 steps for ring Simple AllReduce,
+// AllGather and ReduceScatter (2 slices of 2 steps: 2 MiB at the default NCCL_BUFFSIZE), one
+// step for broadcast, reduce and trees. It follows NCCL_BUFFSIZE: a primitive may take at most
+// kSteps slots before its peer frees one, so a fixed chunk larger than the buffer deadlocks.
+constexpr size_t kRingChunkSteps = 4;
 constexpr size_t kBytesPerChannel = size_t{512} << 10;
 
 // One lane of one channel of one collective: its steps, its connections, and how far it got.
@@ -212,7 +215,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   sa.coll = a.coll;
   sa.countPerRank = a.count;
   bool stepChunks = a.algo == config::Algo::kTree || a.coll == Coll::kBroadcast || a.coll == Coll::kReduce;
-  sa.chunkElems = (stepChunks ? kPipelineBytes : kChunkBytes) / elt;
+  sa.chunkElems = std::max<size_t>(1, comm.stepSize * (stepChunks ? 1 : kRingChunkSteps) / elt);
   sa.alignElems = std::max<size_t>(1, 16 / elt);
   sa.root = a.root;
   bool perRank = a.coll == Coll::kAllGather || a.coll == Coll::kReduceScatter;

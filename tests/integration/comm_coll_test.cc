@@ -310,6 +310,32 @@ TEST_P(CommCollectivesTree, AllReduceOverTheTreesEveryTypeAndOp) {
 INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesTree, ::testing::Values(1, 2, 3, 4, 5, 8),
                          [](const auto& p) { return std::to_string(p.param) + "ranks"; });
 
+// NCCL_BUFFSIZE below the default: the ring chunk is 4 of its steps (NCCL's stepSize *
+// chunkSteps), so a primitive never needs more than the 8 slots its peer can free. A chunk fixed
+// at the default's 2 MiB took 128 slots of 16 KiB here and deadlocked.
+class CommCollectivesSmallBuffer : public ::testing::TestWithParam<int> {};
+
+TEST_P(CommCollectivesSmallBuffer, RingChunksFollowTheStepSize) {
+  JobSpec spec;
+  spec.nranks = GetParam();
+  spec.deadline = std::chrono::seconds(120);
+  spec.env[-1]["NCCL_BUFFSIZE"] = "131072";
+  int n = spec.nranks;
+  auto out = runJob(spec, [n](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+    for (const char* coll : {"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce"})
+      if (runCase(comm, rank, n, {coll, weftFloat32, weftSum, 1048583, false, n - 1}) != 0) return 1;
+    RANK_OK(weft_comm_destroy(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesSmallBuffer, ::testing::Values(2, 3),
+                         [](const auto& p) { return std::to_string(p.param) + "ranks"; });
+
 // 64 MiB allreduce, inside a group with other collectives, and a PreMulSum op.
 TEST(CommCollectivesLarge, AllReduce64MiBGroupsAndPreMulSum) {
   JobSpec spec;
