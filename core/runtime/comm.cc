@@ -64,7 +64,7 @@ Status createRecvSide(PendingConnection& p, const Deadline& deadline) {
   int peer = p.req.peer;
   ConnectInfo info{};
   if (c.useShm(peer)) {
-    WEFT_ASSIGN_OR_RETURN(p.shmRecv, ShmRecv::create(c.stepSize, c.bellOf(peer), peer));
+    WEFT_ASSIGN_OR_RETURN(p.shmRecv, ShmRecv::create(c.stepSize, c.bellOf(peer), peer, c.settings.integer("WEFT_SHM_SINGLE_COPY") != 0));
     info.type = 1;
     std::snprintf(info.shmName, sizeof(info.shmName), "%s", p.shmRecv->name().c_str());
   } else {
