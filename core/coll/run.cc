@@ -97,6 +97,7 @@ class Runner {
         return internalError(strprintf("channel %d, %s: a step in the sender's memory arrived where a slot was expected",
                                        ch.channel, primName(s.prim)));
       WEFT_ASSIGN_OR_RETURN(Sent sent, apply(s, ch.done, m, ch.recvs, rslots, nr, sslots));
+      if (sent.unread) return moved;  // the step stays peeked (its sender's process is gone)
       for (size_t i = 0; i < ns; ++i) WEFT_TRY(send(*ch.sends[i], sslots[i], sent, m * elt_));
       for (size_t i = 0; i < nr; ++i) WEFT_TRY(ch.recvs[i]->release());
       moved = true;
@@ -126,7 +127,14 @@ class Runner {
   struct Sent {
     const void* data = nullptr;
     bool user = false;
+    bool unread = false;  // the received step could not be read (RecvConnection::copyOut)
   };
+
+  // Copies the step received on `recv` into `dst`; then the sends carry `dst`.
+  static Result<Sent> copyIn(runtime::RecvConnection& recv, void* dst, const void* peeked, size_t bytes) {
+    WEFT_ASSIGN_OR_RETURN(bool read, recv.copyOut(dst, peeked, bytes));
+    return Sent{dst, true, !read};
+  }
 
   // The data movement of one slot: the only place that touches bytes. Every send slot gets the
   // same bytes (a tree forwards one result to all its children). A received step is copied out
@@ -143,8 +151,7 @@ class Runner {
         copyBytes(out(s, done), in(s, done), bytes);
         return Sent{in(s, done), true};
       case Prim::kRecv:
-        WEFT_TRY(recvs[0]->copyOut(out(s, done), r[0], bytes));
-        return Sent{};
+        return copyIn(*recvs[0], out(s, done), r[0], bytes);
       case Prim::kRecvReduceSend:
         reduceAll(w[0], in(s, done), r, nr, m, false);
         return Sent{w[0], false};
@@ -152,8 +159,7 @@ class Runner {
         reduceAll(out(s, done), in(s, done), r, nr, m, true);
         return Sent{out(s, done), true};
       case Prim::kRecvCopySend:
-        WEFT_TRY(recvs[0]->copyOut(out(s, done), r[0], bytes));
-        return Sent{out(s, done), true};
+        return copyIn(*recvs[0], out(s, done), r[0], bytes);
       case Prim::kRecvReduceCopy:
         reduceAll(out(s, done), in(s, done), r, nr, m, true);
         return Sent{};

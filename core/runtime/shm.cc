@@ -238,13 +238,14 @@ Result<const void*> ShmRecv::peek(size_t* bytes, bool* last, int /*want*/) {
   return static_cast<const void*>(slotsOf(seg_) + slot * stepSize_);
 }
 
-Status ShmRecv::copyOut(void* dst, const void* peeked, size_t bytes) {
+Result<bool> ShmRecv::copyOut(void* dst, const void* peeked, size_t bytes) {
   if (remoteAddr_ == 0) return RecvConnection::copyOut(dst, peeked, bytes);
-  int pid = ctrlOf(seg_)->senderPid;
-  if (!readPeer(pid, remoteAddr_, dst, bytes))
-    return systemError(strprintf("process_vm_readv of %zu bytes from rank %d (pid %d) failed: %s", bytes, peerRank_, pid,
-                                 std::strerror(errno)));
-  return Status::ok();
+  ShmCtrl* c = ctrlOf(seg_);
+  if (readPeer(c->senderPid, remoteAddr_, dst, bytes)) return true;
+  int err = errno;
+  if (int f = c->senderFailed.load(std::memory_order_relaxed); f != 0) return peerFailure(f, peerRank_);
+  if (err == ESRCH) return false;  // the sender exited with the step posted
+  return errnoError(strprintf("process_vm_readv of a %zu-byte step from rank %d (pid %d)", bytes, peerRank_, c->senderPid), err);
 }
 
 Status ShmRecv::release() {

@@ -84,7 +84,7 @@ class ShmRecv : public RecvConnection {
   size_t stepSize() const override { return stepSize_; }
   Result<const void*> peek(size_t* bytes, bool* last, int want) override;
   bool carriesLast() const override { return true; }
-  Status copyOut(void* dst, const void* peeked, size_t bytes) override;
+  Result<bool> copyOut(void* dst, const void* peeked, size_t bytes) override;
   bool peekedRemote() const override { return remoteAddr_ != 0; }
   Status release() override;
   void markFailed(int failedRank) override;

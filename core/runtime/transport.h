@@ -57,8 +57,10 @@ class RecvConnection {
   virtual bool carriesLast() const = 0;
   // Copies the step peek() returned (`bytes` of it) into `dst`: from the slot, or from the
   // sender's memory when it posted the step with postFrom(). Only there is such a step readable:
-  // peekedRemote() says whether peek's pointer is the data.
-  virtual Status copyOut(void* dst, const void* peeked, size_t bytes);
+  // peekedRemote() says whether peek's pointer is the data. False when the sender's memory is
+  // gone (its process exited): the step stays peeked, and the communicator's failure detection,
+  // which names the rank that died, ends the wait.
+  virtual Result<bool> copyOut(void* dst, const void* peeked, size_t bytes);
   virtual bool peekedRemote() const { return false; }
   // Gives the slot peek() returned back to the sender.
   virtual Status release() = 0;
@@ -70,9 +72,9 @@ class RecvConnection {
   virtual Result<bool> progressDirect(bool* progressed) { return true; }
 };
 
-inline Status RecvConnection::copyOut(void* dst, const void* peeked, size_t bytes) {
+inline Result<bool> RecvConnection::copyOut(void* dst, const void* peeked, size_t bytes) {
   std::memcpy(dst, peeked, bytes);
-  return Status::ok();
+  return true;
 }
 
 }  // namespace weft::runtime

@@ -380,28 +380,35 @@ TEST(CommCollectivesLarge, AllReduce64MiBGroupsAndPreMulSum) {
   EXPECT_EQ(failures(out), "");
 }
 
-// A rank killed during 256 MiB allreduces: the others' allreduce returns an error naming it
-// within 10 s, and abort frees everything.
-TEST(CommCollectivesFaults, RankKilledDuringA256MiBAllreduce) {
+// A rank killed during 256 MiB allreduces (steps through the slots) or allgathers (single-copy
+// steps read from the sender's buffer): the others' call returns an error naming it within 10 s,
+// and abort frees everything.
+class CommCollectivesFaults : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CommCollectivesFaults, RankKilledDuringA256MiBCollective) {
   JobSpec spec;
   spec.nranks = 3;
   spec.deadline = std::chrono::seconds(120);
-  auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+  const bool gather = std::string(GetParam()) == "allgather";
+  auto out = runJob(spec, [gather](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
     RANK_OK(weft_comm_init_rank(&comm, 3, id, rank));
     const size_t count = (size_t{256} << 20) / 4;
     std::vector<float> a(count, 1.0f), b(count);
+    auto call = [&] {
+      return gather ? weft_allgather(a.data(), b.data(), count / 3, weftFloat32, comm, nullptr)
+                    : weft_allreduce(a.data(), b.data(), count, weftFloat32, weftSum, comm, nullptr);
+    };
     if (rank == 2) {
       std::thread killer([] {
         std::this_thread::sleep_for(std::chrono::milliseconds(150));
         raise(SIGKILL);
       });
-      for (;;) (void)weft_allreduce(a.data(), b.data(), count, weftFloat32, weftSum, comm, nullptr);
+      for (;;) (void)call();
     }
     auto t0 = std::chrono::steady_clock::now();
     weft_result_t rc = weftSuccess;
-    for (int i = 0; i < 100 && rc == weftSuccess; ++i)
-      rc = weft_allreduce(a.data(), b.data(), count, weftFloat32, weftSum, comm, nullptr);
+    for (int i = 0; i < 100 && rc == weftSuccess; ++i) rc = call();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     RANK_CHECK(rc == weftRemoteError, "rank %d: returned %d: %s", rank, static_cast<int>(rc), weft_last_error());
     RANK_CHECK(std::strstr(weft_last_error(), "rank 2") != nullptr, "rank %d: %s", rank, weft_last_error());
@@ -416,7 +423,9 @@ TEST(CommCollectivesFaults, RankKilledDuringA256MiBAllreduce) {
   expectNoLeftovers(out);
 }
 
-// Ranks as threads: one thread drives every rank's allreduce in one group.
+INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesFaults, ::testing::Values("allreduce", "allgather"),
+                         [](const auto& p) { return std::string(p.param); });
+
 TEST(CommCollectivesThreads, OneGroupAcrossTheRanksOfAProcess) {
   const int n = 4;
   std::vector<weft_comm_t*> comms(n, nullptr);
