@@ -239,6 +239,9 @@ TEST_P(CommCollectives, EveryCollectiveTypeAndOpAgainstTheTestsOwnResults) {
   JobSpec spec;
   spec.nranks = GetParam();
   spec.deadline = std::chrono::seconds(400);
+  // Single-copy steps at every rank count, also where the ranks outnumber the CPUs (auto would
+  // use the slots there); the small-buffer test below keeps every step in the slots.
+  spec.env[-1]["WEFT_SHM_SINGLE_COPY"] = "1";
   int n = spec.nranks;
   auto out = runJob(spec, [n](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
@@ -312,7 +315,8 @@ INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesTree, ::testing::Values(1, 2, 3
 
 // NCCL_BUFFSIZE below the default: the ring chunk is 4 of its steps (NCCL's stepSize *
 // chunkSteps), so a primitive never needs more than the 8 slots its peer can free. A chunk fixed
-// at the default's 2 MiB took 128 slots of 16 KiB here and deadlocked.
+// at the default's 2 MiB took 128 slots of 16 KiB here and deadlocked. Steps of 16 KiB are
+// below the single-copy size: every step goes through the slots.
 class CommCollectivesSmallBuffer : public ::testing::TestWithParam<int> {};
 
 TEST_P(CommCollectivesSmallBuffer, RingChunksFollowTheStepSize) {
@@ -390,6 +394,7 @@ TEST_P(CommCollectivesFaults, RankKilledDuringA256MiBCollective) {
   spec.nranks = 3;
   spec.deadline = std::chrono::seconds(120);
   const bool gather = std::string(GetParam()) == "allgather";
+  spec.env[-1]["WEFT_SHM_SINGLE_COPY"] = "1";  // also where 3 ranks outnumber the CPUs
   auto out = runJob(spec, [gather](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
     RANK_OK(weft_comm_init_rank(&comm, 3, id, rank));
