@@ -60,11 +60,12 @@ Status needNet(const Comm& c, int peer) {
   return internalError(strprintf("rank %d needs the network to reach rank %d, but no net plugin was selected", c.rank, peer));
 }
 
-// Whether shared-memory receivers offer single-copy steps (ShmRecv::create). Not when the host's
-// ranks outnumber this process's CPUs: every sender then waits at the end of a call for its
-// receiver to have read its buffer, where a slot lets it go on, and with ranks sharing CPUs that
-// wait depends on how the scheduler placed them. 4 ranks on 2 vCPUs, 1 MiB allgather: 230-270 us
-// in some jobs, 360-400 us in others single-copy, 265-280 us steadily through the slots.
+// Whether shared-memory receivers offer single-copy steps (ShmRecv::create). By default not when
+// the host's ranks outnumber this process's CPUs: every sender then waits at the end of a call
+// for its receiver to have read its buffer, where a slot lets it go on, and with ranks sharing
+// CPUs that wait depends on the scheduler's placement. 4 ranks on 2 vCPUs, 1 MiB allgather, one
+// job each: 202-405 us single-copy (often 320-400), 247-306 us through the slots; at 4 MiB
+// single-copy was ahead (805-1060 against 1050-1215 us).
 // WEFT_SHM_SINGLE_COPY=1 offers them anyway.
 bool singleCopy(const Comm& c) {
   int64_t mode = c.settings.integer("WEFT_SHM_SINGLE_COPY");  // 0 off, 1 on, 2 auto
