@@ -18,8 +18,11 @@ namespace {
 
 using runtime::Comm;
 
-constexpr size_t kChunkBytes = size_t{2} << 20;      // ring Simple: 2 slices of 2 steps of 512 KiB
-constexpr size_t kPipelineBytes = size_t{512} << 10;  // broadcast, reduce: one step
+// NCCL's chunk is stepSize * chunkSteps (calcCollChunking): 4 steps for ring Simple AllReduce,
+// AllGather and ReduceScatter (2 slices of 2 steps: 2 MiB at the default NCCL_BUFFSIZE), one
+// step for broadcast, reduce and trees. It follows NCCL_BUFFSIZE: a primitive may take at most
+// kSteps slots before its peer frees one, so a fixed chunk larger than the buffer deadlocks.
+constexpr size_t kRingChunkSteps = 4;
 constexpr size_t kBytesPerChannel = size_t{512} << 10;
 
 // One lane of one channel of one collective: its steps, its connections, and how far it got.
@@ -57,7 +60,8 @@ Result<bool> drainSends(ChannelRun& ch) {
 
 class Runner {
  public:
-  Runner(Comm& comm, const CollArgs& a) : comm_(comm), a_(a), elt_(typeSize(a.type)) {}
+  Runner(Comm& comm, const CollArgs& a)
+      : comm_(comm), a_(a), elt_(typeSize(a.type)), singleCopy_(a.coll == Coll::kAllGather || a.coll == Coll::kBroadcast) {}
 
   // One slot of `ch`'s current step, if its connections allow. True when something moved.
   Result<bool> advance(ChannelRun& ch) {
@@ -89,8 +93,12 @@ class Runner {
         WEFT_ASSIGN_OR_RETURN(sslots[i], ch.sends[i]->acquire());
         if (sslots[i] == nullptr) return moved;
       }
-      apply(s, ch.done, m, rslots, nr, sslots, ns);
-      for (size_t i = 0; i < ns; ++i) WEFT_TRY(ch.sends[i]->post(m * elt_, false));
+      if (nr > 0 && ch.recvs[0]->peekedRemote() && s.prim != Prim::kRecv && s.prim != Prim::kRecvCopySend)
+        return internalError(strprintf("channel %d, %s: a step in the sender's memory arrived where a slot was expected",
+                                       ch.channel, primName(s.prim)));
+      WEFT_ASSIGN_OR_RETURN(Sent sent, apply(s, ch.done, m, ch.recvs, rslots, nr, sslots));
+      if (sent.unread) return moved;  // the step stays peeked (its sender's process is gone)
+      for (size_t i = 0; i < ns; ++i) WEFT_TRY(send(*ch.sends[i], sslots[i], sent, m * elt_));
       for (size_t i = 0; i < nr; ++i) WEFT_TRY(ch.recvs[i]->release());
       moved = true;
       ch.done += m;
@@ -114,46 +122,67 @@ class Runner {
     for (size_t i = 0; i < nr; ++i) reduceInto(a_.op, dst, i == 0 ? local : dst, r[i], m, i == 0, post && i + 1 == nr);
   }
 
+  // What a step's sends carry: `data`, which is in the user's buffers (`user`: it stays put
+  // until the collective returns) or in the first send slot.
+  struct Sent {
+    const void* data = nullptr;
+    bool user = false;
+    bool unread = false;  // the received step could not be read (RecvConnection::copyOut)
+  };
+
+  // Copies the step received on `recv` into `dst`; then the sends carry `dst`.
+  static Result<Sent> copyIn(runtime::RecvConnection& recv, void* dst, const void* peeked, size_t bytes) {
+    WEFT_ASSIGN_OR_RETURN(bool read, recv.copyOut(dst, peeked, bytes));
+    return Sent{dst, true, !read};
+  }
+
   // The data movement of one slot: the only place that touches bytes. Every send slot gets the
-  // same bytes (a tree forwards one result to all its children).
-  void apply(const Step& s, size_t done, size_t m, const RecvSlots& r, size_t nr, const SendSlots& w, size_t nw) const {
+  // same bytes (a tree forwards one result to all its children). A received step is copied out
+  // of its slot (or the sender's memory, RecvConnection::copyOut) into the output first, so a
+  // forward goes from the output.
+  Result<Sent> apply(const Step& s, size_t done, size_t m, const std::vector<runtime::RecvConnection*>& recvs,
+                     const RecvSlots& r, size_t nr, const SendSlots& w) const {
     size_t bytes = m * elt_;
-    const void* sent = nullptr;  // what went into w[0], copied to the other send slots
     switch (s.prim) {
       case Prim::kSend:
         copyWith(a_.op, w[0], in(s, done), m, true, false);
-        sent = w[0];
-        break;
+        return Sent{w[0], false};
       case Prim::kCopySend:
         copyBytes(out(s, done), in(s, done), bytes);
-        sent = out(s, done);
-        break;
+        return Sent{in(s, done), true};
       case Prim::kRecv:
-        std::memcpy(out(s, done), r[0], bytes);
-        break;
+        return copyIn(*recvs[0], out(s, done), r[0], bytes);
       case Prim::kRecvReduceSend:
         reduceAll(w[0], in(s, done), r, nr, m, false);
-        sent = w[0];
-        break;
+        return Sent{w[0], false};
       case Prim::kRecvReduceCopySend:
         reduceAll(out(s, done), in(s, done), r, nr, m, true);
-        sent = out(s, done);
-        break;
+        return Sent{out(s, done), true};
       case Prim::kRecvCopySend:
-        std::memcpy(out(s, done), r[0], bytes);
-        sent = r[0];
-        break;
+        return copyIn(*recvs[0], out(s, done), r[0], bytes);
       case Prim::kRecvReduceCopy:
         reduceAll(out(s, done), in(s, done), r, nr, m, true);
-        break;
+        return Sent{};
     }
-    for (size_t i = 0; i < nw; ++i)
-      if (w[i] != sent) std::memcpy(w[i], sent, bytes);
+    return Sent{};
+  }
+
+  // One send of a step: straight from the user's buffer where the transport lets the receiver
+  // read it (AllGather and Broadcast only, whose receivers copy every step into their output
+  // and never reduce from a slot), else through the slot.
+  Status send(runtime::SendConnection& conn, void* slot, const Sent& sent, size_t bytes) const {
+    if (sent.user && singleCopy_) {
+      WEFT_ASSIGN_OR_RETURN(bool posted, conn.postFrom(sent.data, bytes));
+      if (posted) return Status::ok();
+    }
+    if (slot != sent.data) std::memcpy(slot, sent.data, bytes);
+    return conn.post(bytes, false);
   }
 
   Comm& comm_;
   const CollArgs& a_;
   size_t elt_;
+  bool singleCopy_;
 };
 
 // Where this rank sits in channel c's ring.
@@ -212,7 +241,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   sa.coll = a.coll;
   sa.countPerRank = a.count;
   bool stepChunks = a.algo == config::Algo::kTree || a.coll == Coll::kBroadcast || a.coll == Coll::kReduce;
-  sa.chunkElems = (stepChunks ? kPipelineBytes : kChunkBytes) / elt;
+  sa.chunkElems = std::max<size_t>(1, comm.stepSize * (stepChunks ? 1 : kRingChunkSteps) / elt);
   sa.alignElems = std::max<size_t>(1, 16 / elt);
   sa.root = a.root;
   bool perRank = a.coll == Coll::kAllGather || a.coll == Coll::kReduceScatter;
@@ -437,7 +466,8 @@ Status runCollectives(std::span<const CollTask> tasks) {
         break;
       }
       w.any = w.any || *r;
-      w.allShm = w.allShm && act.allShm && !act.draining;
+      // Draining shared memory waits for the receivers' credits, which ring this rank's bell.
+      w.allShm = w.allShm && act.allShm;
     }
     return w;
   };

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "core/base/status.h"
@@ -29,6 +30,12 @@ class SendConnection {
   // Tells the peer this rank failed (so it stops waiting at once), where the transport can.
   virtual void markFailed(int failedRank) = 0;
 
+  // Optional single-copy step: instead of filling the slot acquire() returned, publishes `bytes`
+  // at `data` in this process's memory for the peer to copy straight from (RecvConnection::
+  // copyOut). `data` must stay put and unchanged until drain() returns true. False when the
+  // transport, the peer or the size does not allow it: then fill the slot and post().
+  virtual Result<bool> postFrom(const void* data, size_t bytes) { return false; }
+
   // Optional zero-copy path for a whole message that stays put until it is done (p2p): steps go
   // straight from `data` (registered once) instead of through the slots. The wire is the same,
   // so the peer may use either path. begin returns false when the transport has no such path.
@@ -48,6 +55,13 @@ class RecvConnection {
   // Whether peek's `last` is the sender's mark (shared memory) or always false (net plugins carry
   // sizes only; the receiver then checks each step's size).
   virtual bool carriesLast() const = 0;
+  // Copies the step peek() returned (`bytes` of it) into `dst`: from the slot, or from the
+  // sender's memory when it posted the step with postFrom(). Only there is such a step readable:
+  // peekedRemote() says whether peek's pointer is the data. False when the sender's memory is
+  // gone (its process exited): the step stays peeked, and the communicator's failure detection,
+  // which names the rank that died, ends the wait.
+  virtual Result<bool> copyOut(void* dst, const void* peeked, size_t bytes);
+  virtual bool peekedRemote() const { return false; }
   // Gives the slot peek() returned back to the sender.
   virtual Status release() = 0;
   virtual void markFailed(int failedRank) = 0;
@@ -57,5 +71,10 @@ class RecvConnection {
   // Drives it; true when every step arrived (each the size the sender's step must have).
   virtual Result<bool> progressDirect(bool* progressed) { return true; }
 };
+
+inline Result<bool> RecvConnection::copyOut(void* dst, const void* peeked, size_t bytes) {
+  std::memcpy(dst, peeked, bytes);
+  return true;
+}
 
 }  // namespace weft::runtime
