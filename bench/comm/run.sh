@@ -7,11 +7,12 @@
 #   coll  allreduce and allgather, 2 and 4 processes on this host, vs Open MPI (btl self,vader)
 #         and Gloo (TCP over loopback: gloo::allreduce/allgather, AllreduceRing, halving-doubling)
 #   netcoll allreduce and allgather across 2 network namespaces ("hosts", a veth pair), 1 and 2
-#         ranks per host: weft (socket plugin) vs Open MPI (btl tcp,self over the veth) (root only)
+#         ranks per host: weft (socket plugin) vs Open MPI (TCP BTL between them) (root only)
+#   floor 8-byte allreduce: the floor of NCCL's ring schedule here (weft_bench_hop) vs weft, Open MPI
 #   mem   peak resident memory (VmHWM) of each rank of a 4-rank 256 MiB allreduce vs its buffers,
 #         weft, Open MPI and Gloo
 #
-# usage: bench/comm/run.sh [PART...]        (default: init shm net; coll, netcoll and mem only when named)
+# usage: bench/comm/run.sh [PART...]        (default: init shm net; coll, netcoll, mem and floor only when named)
 # environment: BUILD (build dir, default build), ROUNDS (alternating rounds, default 3),
 #              SIZES (default 4M,16M,64M,256M), INIT_REPS (default 7), KEEP (keep raw output dir),
 #              COLL_SIZES (default 8,64K,1M,16M,64M), COLL_BIG (extra 2-rank allreduce size, default
@@ -211,7 +212,7 @@ make_namespaces() {
     ip -n "$ns0" link set "wb0-$$" name wb0 && ip -n "$ns1" link set "wb1-$$" name wb1 &&
     ip -n "$ns0" addr add 10.99.0.1/24 dev wb0 && ip -n "$ns1" addr add 10.99.0.2/24 dev wb1 &&
     ip -n "$ns0" link set lo up && ip -n "$ns1" link set lo up &&
-    ip -n "$ns0" link set wb0 up && ip -n "$ns1" link set wb1 up && wait_carrier
+    ip -n "$ns0" link set wb0 up && ip -n "$ns1" link set wb1 up && wait_carrier "$ns0" wb0 && wait_carrier "$ns1" wb1
 }
 
 # make_namespaces, or says SKIP and why and fails (not root, no iproute2, no veth); idempotent.
@@ -227,15 +228,14 @@ setup_namespaces() {
   fi
 }
 
-# Waits (up to 5 s) until both ends of the veth pair have carrier (LOWER_UP): a rank that starts
-# before would find no usable interface.
+# A veth's carrier comes up asynchronously after `link set up`: wait for LOWER_UP (10 s at most).
 wait_carrier() {
   local i
-  for i in $(seq 1 50); do
-    ip -n "$ns0" link show wb0 | grep -q LOWER_UP && ip -n "$ns1" link show wb1 | grep -q LOWER_UP && return 0
-    sleep 0.1
+  for i in $(seq 500); do
+    ip -n "$1" -o link show "$2" | grep -q LOWER_UP && return 0
+    sleep 0.02
   done
-  echo "no carrier on the veth pair after 5 s" >&2
+  echo "$2 in $1: no carrier 10 s after it was set up" >&2
   return 1
 }
 
@@ -637,6 +637,43 @@ part_mem() {
   echo " ratio: max over ranks of VmHWM / buffers; target (issue 21): weft <= 2x its buffers"
 }
 
+# ---------------------------------------------------------------------------------------------
+# floor: what NCCL's ring schedule allows an 8-byte allreduce here. weft_bench_hop passes a token
+# around N processes with weft's Waiter; NCCL's ring allreduce of one chunk is 2(N-1) such hops.
+part_floor() {
+  header "8-byte allreduce: the floor of NCCL's ring (2(N-1) hops) vs weft and Open MPI (btl self,vader)"
+  local hop=$BUILD/bench/weft_bench_hop
+  if [ ! -x "$hop" ]; then echo " no $hop: cmake --build $BUILD --target weft_bench_hop"; return; fi
+  : >"$out/floor.txt"
+  local n
+  for n in 2 4; do
+    timeout 120 "$hop" --ranks $n --reps "$COLL_REPS" >>"$out/floor.txt" 2>"$out/floor.err" || echo " hop $n ranks failed"
+    retry3 timeout 120 "$BIN" coll --op allreduce --ranks $n --sizes 8 --reps "$COLL_REPS" --timeout 100 \
+      --label weft >>"$out/floor.txt" || echo " weft allreduce $n ranks failed"
+    if have_mpi; then
+      mpirun_coll $n --op allreduce --sizes 8 --reps "$COLL_REPS" --label mpi >>"$out/floor.txt" 2>"$out/mpi.err" ||
+        echo " mpi allreduce $n ranks failed: $(tail -2 "$out/mpi.err" | tr '\n' ' ')"
+    fi
+  done
+  med() { awk -v t="$1" -v n="$2" -v k="$3" -v impl="$4" '/^RESULT / {
+      delete f; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      if (f["test"] == t && f["ranks"] == n && (impl == "" || f["impl"] == impl)) v[++c] = f[k] + 0 }
+    END { if (!c) { print "-"; exit } for (i = 2; i <= c; i++) { x = v[i]; j = i - 1; while (j >= 1 && v[j] > x) { v[j + 1] = v[j]; j-- } v[j + 1] = x }
+      printf "%.3f\n", (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2 }' "$out/floor.txt"; }
+  echo " medians of $COLL_REPS reps; hop: one token pass between processes sharing a cache line;"
+  echo " floor = 2(N-1) hops; ratio = MPI / x (issue 21's target for weft: >= 0.83)"
+  echo
+  printf " %5s  %8s  %9s  %8s  %8s  %11s  %10s\n" ranks "hop us" "floor us" "weft us" "MPI us" "MPI/floor" "MPI/weft"
+  for n in 2 4; do
+    local h fl w m
+    h=$(med hop $n us_per_hop "")
+    fl=$(med hop $n ring_allreduce_floor_us "")
+    w=$(med coll $n us weft)
+    m=$(med coll $n us mpi)
+    printf " %5s  %8s  %9s  %8s  %8s  %11s  %10s\n" $n "$h" "$fl" "$w" "$m" "$(ratio "$m" "$fl")" "$(ratio "$m" "$w")"
+  done
+}
+
 for p in "${parts[@]}"; do
   case $p in
     init) part_init ;;
@@ -645,6 +682,7 @@ for p in "${parts[@]}"; do
     coll) part_coll ;;
     netcoll) part_netcoll ;;
     mem) part_mem ;;
-    *) echo "unknown part: $p (init, shm, net, coll, netcoll, mem)" >&2; exit 2 ;;
+    floor) part_floor ;;
+    *) echo "unknown part: $p (init, shm, net, coll, netcoll, mem, floor)" >&2; exit 2 ;;
   esac
 done

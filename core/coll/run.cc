@@ -18,11 +18,14 @@ namespace {
 
 using runtime::Comm;
 
-constexpr size_t kChunkBytes = size_t{2} << 20;      // ring Simple: 2 slices of 2 steps of 512 KiB
-constexpr size_t kPipelineBytes = size_t{512} << 10;  // broadcast, reduce: one step
+// NCCL's chunk is stepSize * chunkSteps (calcCollChunking): 4 steps for ring Simple AllReduce,
+// AllGather and ReduceScatter (2 slices of 2 steps: 2 MiB at the default NCCL_BUFFSIZE), one
+// step for broadcast, reduce and trees. It follows NCCL_BUFFSIZE: a primitive may take at most
+// kSteps slots before its peer frees one, so a fixed chunk larger than the buffer deadlocks.
+constexpr size_t kRingChunkSteps = 4;
 constexpr size_t kBytesPerChannel = size_t{512} << 10;
 // From this buffer size on, net connections send steps straight from the caller's buffers
-// (postFrom: registered once per collective) instead of copying them into their slots first: as
+// (sendFrom: registered once per collective) instead of copying them into their slots first: as
 // p2p's zero-copy messages (runtime::kDirectMinBytes), registering costs more than copying a few
 // small steps.
 constexpr size_t kFromUserMinBytes = size_t{1} << 20;
@@ -70,7 +73,8 @@ Result<bool> drainSends(ChannelRun& ch) {
 
 class Runner {
  public:
-  Runner(Comm& comm, const CollArgs& a) : comm_(comm), a_(a), elt_(typeSize(a.type)) {
+  Runner(Comm& comm, const CollArgs& a)
+      : comm_(comm), a_(a), elt_(typeSize(a.type)), singleCopy_(a.coll == Coll::kAllGather || a.coll == Coll::kBroadcast) {
     bool perRank = a.coll == Coll::kAllGather || a.coll == Coll::kReduceScatter;
     size_t one = a.count * elt_, all = one * (perRank ? static_cast<size_t>(comm.nranks) : 1);
     sendBytes_ = a.coll == Coll::kReduceScatter ? all : one;
@@ -109,7 +113,11 @@ class Runner {
         WEFT_ASSIGN_OR_RETURN(sslots[i], ch.sends[i]->acquire());
         if (sslots[i] == nullptr) return moved;
       }
-      Sent sent = apply(s, ch.done, m, rslots, nr, sslots, ns);
+      if (nr > 0 && ch.recvs[0]->peekedRemote() && s.prim != Prim::kRecv && s.prim != Prim::kRecvCopySend)
+        return internalError(strprintf("channel %d, %s: a step in the sender's memory arrived where a slot was expected",
+                                       ch.channel, primName(s.prim)));
+      WEFT_ASSIGN_OR_RETURN(Sent sent, apply(s, ch.done, m, ch.recvs, rslots, nr, sslots));
+      if (sent.unread) return moved;  // the step stays peeked (its sender's process is gone)
       for (size_t i = 0; i < ns; ++i) WEFT_TRY(send(*ch.sends[i], sslots[i], sent, m * elt_));
       for (size_t i = 0; i < nr; ++i) WEFT_TRY(ch.recvs[i]->release());
       if (nr > 0) ++ch.takenChunks;
@@ -156,33 +164,6 @@ class Runner {
     return Status::ok();
   }
 
-  // What a primitive hands to its sends: `data` in a send slot, or in the caller's buffers
-  // (`user`: a connection may send it from there instead of through its slot).
-  struct Sent {
-    const void* data = nullptr;
-    bool user = false;
-  };
-
-  // One send of a step: straight from the caller's buffer where the connection can (a net
-  // plugin: no copy into the slot), otherwise through the acquired slot.
-  Status send(runtime::SendConnection& c, void* slot, Sent sent, size_t bytes) const {
-    if (sent.user && fromUser_) {
-      // The buffer that holds the whole step (in place, the input and the output overlap).
-      const char* p = static_cast<const char*>(sent.data);
-      auto holds = [&](const void* base, size_t n) {
-        const char* b = static_cast<const char*>(base);
-        return b != nullptr && p >= b && p + bytes <= b + n;
-      };
-      bool inRecv = holds(a_.recv, recvBytes_);
-      if (inRecv || holds(a_.send, sendBytes_)) {
-        WEFT_ASSIGN_OR_RETURN(bool posted, c.postFrom(p, bytes, inRecv ? a_.recv : a_.send, inRecv ? recvBytes_ : sendBytes_));
-        if (posted) return Status::ok();
-      }
-    }
-    if (slot != sent.data) std::memcpy(slot, sent.data, bytes);
-    return c.post(bytes, false);
-  }
-
   const char* in(const Step& s, size_t done) const {
     return static_cast<const char*>(a_.send) + (s.in + done) * elt_;
   }
@@ -194,44 +175,86 @@ class Runner {
     for (size_t i = 0; i < nr; ++i) reduceInto(a_.op, dst, i == 0 ? local : dst, r[i], m, i == 0, post && i + 1 == nr);
   }
 
-  // The data movement of one slot: the only place that touches bytes, with send() (every send
-  // gets the same bytes: a tree forwards one result to all its children). Returns what to send.
-  Sent apply(const Step& s, size_t done, size_t m, const RecvSlots& r, size_t nr, const SendSlots& w, size_t nw) const {
+  // What a step's sends carry: `data`, which is in the user's buffers (`user`: it stays put
+  // until the collective returns) or in the first send slot.
+  struct Sent {
+    const void* data = nullptr;
+    bool user = false;
+    bool unread = false;  // the received step could not be read (RecvConnection::copyOut)
+  };
+
+  // Copies the step received on `recv` into `dst`; then the sends carry `dst`.
+  static Result<Sent> copyIn(runtime::RecvConnection& recv, void* dst, const void* peeked, size_t bytes) {
+    WEFT_ASSIGN_OR_RETURN(bool read, recv.copyOut(dst, peeked, bytes));
+    return Sent{dst, true, !read};
+  }
+
+  // The data movement of one slot: the only place that touches bytes. Every send slot gets the
+  // same bytes (a tree forwards one result to all its children). A received step is copied out
+  // of its slot (or the sender's memory, RecvConnection::copyOut) into the output first, so a
+  // forward goes from the output; where postAhead had it land in the output, nothing is copied.
+  Result<Sent> apply(const Step& s, size_t done, size_t m, const std::vector<runtime::RecvConnection*>& recvs,
+                     const RecvSlots& r, size_t nr, const SendSlots& w) const {
     size_t bytes = m * elt_;
     switch (s.prim) {
       case Prim::kSend:
         // The input goes as it is unless the operator scales it first (PreMulSum).
-        if (fromUser_ && a_.op.kind != RedKind::kPreMulSum) return {in(s, done), true};
+        if (fromUser_ && a_.op.kind != RedKind::kPreMulSum) return Sent{in(s, done), true};
         copyWith(a_.op, w[0], in(s, done), m, true, false);
-        return {w[0], false};
+        return Sent{w[0], false};
       case Prim::kCopySend:
         copyBytes(out(s, done), in(s, done), bytes);
-        return {out(s, done), true};
+        return Sent{in(s, done), true};
       case Prim::kRecv:
-        copyBytes(out(s, done), r[0], bytes);  // nothing to do where it arrived in place (postAhead)
-        return {};
+        return copyIn(*recvs[0], out(s, done), r[0], bytes);
       case Prim::kRecvReduceSend:
         reduceAll(w[0], in(s, done), r, nr, m, false);
-        return {w[0], false};
+        return Sent{w[0], false};
       case Prim::kRecvReduceCopySend:
         reduceAll(out(s, done), in(s, done), r, nr, m, true);
-        return {out(s, done), true};
+        return Sent{out(s, done), true};
       case Prim::kRecvCopySend:
-        copyBytes(out(s, done), r[0], bytes);
-        // The output is as good a source as the receive slot, and the caller's to send from.
-        return fromUser_ && nw > 0 ? Sent{out(s, done), true} : Sent{r[0], false};
+        return copyIn(*recvs[0], out(s, done), r[0], bytes);
       case Prim::kRecvReduceCopy:
         reduceAll(out(s, done), in(s, done), r, nr, m, true);
-        return {};
+        return Sent{};
     }
-    return {};
+    return Sent{};
+  }
+
+  // One send of a step: straight from the user's buffer where the transport allows, else through
+  // the slot. Shared memory lets the receiver read it (postFrom: AllGather and Broadcast only,
+  // whose receivers copy every step into their output and never reduce from a slot); a net
+  // plugin sends it from there (sendFrom: any collective of at least kFromUserMinBytes; the
+  // receiver sees an ordinary step).
+  Status send(runtime::SendConnection& conn, void* slot, const Sent& sent, size_t bytes) const {
+    if (sent.user && singleCopy_) {
+      WEFT_ASSIGN_OR_RETURN(bool posted, conn.postFrom(sent.data, bytes));
+      if (posted) return Status::ok();
+    }
+    if (sent.user && fromUser_) {
+      // The buffer that holds the whole step (in place, the input and the output overlap).
+      const char* p = static_cast<const char*>(sent.data);
+      auto holds = [&](const void* base, size_t n) {
+        const char* b = static_cast<const char*>(base);
+        return b != nullptr && p >= b && p + bytes <= b + n;
+      };
+      bool inRecv = holds(a_.recv, recvBytes_);
+      if (inRecv || holds(a_.send, sendBytes_)) {
+        WEFT_ASSIGN_OR_RETURN(bool posted, conn.sendFrom(p, bytes, inRecv ? a_.recv : a_.send, inRecv ? recvBytes_ : sendBytes_));
+        if (posted) return Status::ok();
+      }
+    }
+    if (slot != sent.data) std::memcpy(slot, sent.data, bytes);
+    return conn.post(bytes, false);
   }
 
   Comm& comm_;
   const CollArgs& a_;
   size_t elt_;
+  bool singleCopy_;
   size_t sendBytes_ = 0, recvBytes_ = 0;  // the caller's buffers
-  bool fromUser_ = false;                 // steps may be sent from them (postFrom)
+  bool fromUser_ = false;                 // steps may be sent from them (sendFrom) and received into them (postInto)
 };
 
 // Where this rank sits in channel c's ring.
@@ -290,7 +313,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   sa.coll = a.coll;
   sa.countPerRank = a.count;
   bool stepChunks = a.algo == config::Algo::kTree || a.coll == Coll::kBroadcast || a.coll == Coll::kReduce;
-  sa.chunkElems = (stepChunks ? kPipelineBytes : kChunkBytes) / elt;
+  sa.chunkElems = std::max<size_t>(1, comm.stepSize * (stepChunks ? 1 : kRingChunkSteps) / elt);
   sa.alignElems = std::max<size_t>(1, 16 / elt);
   sa.root = a.root;
   bool perRank = a.coll == Coll::kAllGather || a.coll == Coll::kReduceScatter;
@@ -440,7 +463,7 @@ Result<bool> pass(Active& act) {
   }
   // Then the caller's buffers are no longer read: their registrations go.
   for (ChannelRun& ch : *act.runs) {
-    for (runtime::SendConnection* s : ch.sends) s->endFrom();
+    for (runtime::SendConnection* s : ch.sends) s->endSendFrom();
     for (runtime::RecvConnection* r : ch.recvs) r->endInto();
   }
   act.done = true;
@@ -520,7 +543,8 @@ Status runCollectives(std::span<const CollTask> tasks) {
         break;
       }
       w.any = w.any || *r;
-      w.allShm = w.allShm && act.allShm && !act.draining;
+      // Draining shared memory waits for the receivers' credits, which ring this rank's bell.
+      w.allShm = w.allShm && act.allShm;
     }
     return w;
   };

@@ -68,6 +68,11 @@ std::vector<SettingDef> pathRows() {
        .doc = "1 disables GPU peer-to-peer (P2P level LOC)", .module = "topo/paths", .range = kFlag},
       {.name = "NCCL_SHM_DISABLE", .type = Type::kInt, .defaultValue = "0",
        .doc = "1 disables the shared-memory transport", .module = "topo/paths, transport", .range = kFlag},
+      {.name = "WEFT_SHM_SINGLE_COPY", .type = Type::kInt, .defaultValue = "2",
+       .doc = "Host memory: a shared-memory receiver copies large allgather and broadcast steps straight from the "
+              "sender's buffer (process_vm_readv) instead of through the slots: 1 always, 2 (auto) where the host's "
+              "ranks do not outnumber the process's CPUs, 0 never",
+       .module = "transport", .range = kTriState},
       {.name = "NCCL_NET_GDR_LEVEL", .type = Type::kPathLevel, .defaultValue = "",
        .doc = "Highest GPU-NIC path type for GPU Direct RDMA (unset: PXB)", .module = "topo/paths"},
       {.name = "NCCL_NET_GDR_READ", .type = Type::kInt, .defaultValue = "-2",

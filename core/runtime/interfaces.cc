@@ -37,7 +37,11 @@ std::vector<Interface> listInterfaces() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return out;
   for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || (i->ifa_flags & IFF_RUNNING) == 0) continue;
+    // NCCL filters on neither flag; weft skips interfaces that are administratively down (as its
+    // socket plugin does) but not those whose carrier is still coming up: a veth or a bridge port
+    // reports IFF_RUNNING up to a second after `ip link set up`, and a rank started in that window
+    // must still find its interface (TCP retries the connect once the carrier is there).
+    if (i->ifa_addr == nullptr || (i->ifa_flags & IFF_UP) == 0) continue;
     int fam = i->ifa_addr->sa_family;
     if (fam != AF_INET && fam != AF_INET6) continue;
     Interface itf;
@@ -61,8 +65,8 @@ Result<Interface> findInterface(const InterfaceChoice& choice, const std::vector
       if (choice.ifname.matches(i->name)) return *i;
     std::string names;
     for (const Interface& i : all) names += (names.empty() ? "" : ", ") + i.name;
-    return invalidUsage("Bootstrap : no socket interface found: NCCL_SOCKET_IFNAME matches none of the running "
-                        "interfaces with an address (" + names + ")");
+    return invalidUsage("Bootstrap : no socket interface found: NCCL_SOCKET_IFNAME matches none of the "
+                        "interfaces that are up with an address (" + names + ")");
   }
   if (choice.root) {
     for (const Interface* i : usable)
@@ -80,7 +84,7 @@ Result<Interface> findInterface(const InterfaceChoice& choice, const std::vector
   if (pick == nullptr) pick = first([](const std::string& n) { return hasPrefix(n, "docker"); });
   if (pick == nullptr) pick = first([](const std::string& n) { return hasPrefix(n, "lo"); });
   if (pick == nullptr) pick = first([](const std::string& n) { return hasPrefix(n, "virbr"); });
-  if (pick == nullptr) return invalidUsage("Bootstrap : no socket interface found (no running interface with an address)");
+  if (pick == nullptr) return invalidUsage("Bootstrap : no socket interface found (no interface that is up with an address)");
   return *pick;
 }
 

@@ -200,7 +200,7 @@ void UserRegions::clear(plugin::NetInstance& net, void* comm) {
   regions_.clear();
 }
 
-Result<bool> NetSend::postFrom(const void* data, size_t bytes, const void* base, size_t baseBytes) {
+Result<bool> NetSend::sendFrom(const void* data, size_t bytes, const void* base, size_t baseBytes) {
   if (posted_ - done_ >= kSteps || sendComm_ == nullptr) return false;
   // Not registered (the plugin takes no host memory of the caller's): the caller copies instead.
   void* mh = user_.find(*net_, sendComm_, base, baseBytes);
@@ -215,7 +215,7 @@ Result<bool> NetSend::postFrom(const void* data, size_t bytes, const void* base,
   return true;
 }
 
-void NetSend::endFrom() {
+void NetSend::endSendFrom() {
   if (done_ == posted_) user_.clear(*net_, sendComm_);  // otherwise kept until the next call or the end
 }
 

@@ -42,7 +42,7 @@ struct Direct {
 // than copying small ones).
 inline constexpr size_t kDirectMinBytes = size_t{1} << 20;
 
-// The caller's buffers registered on one plugin comm for a collective (postFrom, postInto),
+// The caller's buffers registered on one plugin comm for a collective (sendFrom, postInto),
 // until it ends.
 class UserRegions {
  public:
@@ -119,8 +119,8 @@ class NetSend : public SendConnection {
   void markFailed(int) override {}
   Result<bool> beginDirect(const void* data, size_t bytes) override;
   Result<bool> progressDirect(bool* progressed) override;
-  Result<bool> postFrom(const void* data, size_t bytes, const void* base, size_t baseBytes) override;
-  void endFrom() override;
+  Result<bool> sendFrom(const void* data, size_t bytes, const void* base, size_t baseBytes) override;
+  void endSendFrom() override;
 
  private:
   Direct direct_;

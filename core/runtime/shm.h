@@ -74,7 +74,9 @@ void futexWait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::micr
 // waits for the sender to have mapped it and unlinks it.
 class ShmRecv : public RecvConnection {
  public:
-  static Result<std::unique_ptr<ShmRecv>> create(size_t stepSize, Bell* peerBell, int peerRank);
+  // With `singleCopy`, the receiver checks once the sender is mapped whether it can read the
+  // sender's memory (cross-memory attach, process_vm_readv) and then lets it postFrom().
+  static Result<std::unique_ptr<ShmRecv>> create(size_t stepSize, Bell* peerBell, int peerRank, bool singleCopy = false);
   const std::string& name() const { return seg_.name(); }
   // True once the sender mapped the segment (then it is unlinked).
   Result<bool> finishSetup();
@@ -82,6 +84,8 @@ class ShmRecv : public RecvConnection {
   size_t stepSize() const override { return stepSize_; }
   Result<const void*> peek(size_t* bytes, bool* last, int want) override;
   bool carriesLast() const override { return true; }
+  Result<bool> copyOut(void* dst, const void* peeked, size_t bytes) override;
+  bool peekedRemote() const override { return remoteAddr_ != 0; }
   Status release() override;
   void markFailed(int failedRank) override;
 
@@ -90,7 +94,9 @@ class ShmRecv : public RecvConnection {
   size_t stepSize_ = 0;
   Bell* peerBell_ = nullptr;
   int peerRank_ = -1;
+  bool singleCopy_ = false;
   uint64_t head_ = 0;
+  uint64_t remoteAddr_ = 0;  // the peeked step's address in the sender, 0: it is in the slot
 };
 
 class ShmSend : public SendConnection {
@@ -100,16 +106,20 @@ class ShmSend : public SendConnection {
   size_t stepSize() const override { return stepSize_; }
   Result<void*> acquire() override;
   Status post(size_t bytes, bool last) override;
-  Result<bool> drain() override { return true; }
+  Result<bool> postFrom(const void* data, size_t bytes) override;
+  Result<bool> drain() override;
   void markFailed(int failedRank) override;
 
  private:
+  void publish(uint32_t size);
+
   ShmSegment seg_;
   size_t stepSize_ = 0;
   Bell* peerBell_ = nullptr;
   int peerRank_ = -1;
   uint64_t tail_ = 0;
   uint64_t headSeen_ = 0;  // the receiver's head when last read (it only grows)
+  uint64_t fromUntil_ = 0;  // the tail after the last postFrom(): its memory is in use below it
 };
 
 // ---- template definition -------------------------------------------------------------------

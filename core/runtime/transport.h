@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "core/base/status.h"
@@ -29,14 +30,20 @@ class SendConnection {
   // Tells the peer this rank failed (so it stops waiting at once), where the transport can.
   virtual void markFailed(int failedRank) = 0;
 
-  // Optional zero-copy step (collectives): as acquire() + filling the slot + post(bytes, false),
-  // but the step goes straight from `data`, which lies in the caller's buffer [base, base +
-  // baseBytes) and must stay unchanged until drain() says idle. Only right after acquire()
-  // returned a slot. False, with nothing posted, where the transport has no such path: then the
-  // caller fills the slot acquire() gave.
-  virtual Result<bool> postFrom(const void* data, size_t bytes, const void* base, size_t baseBytes) { return false; }
-  // Gives back what postFrom registered; once drain() said idle (the end of a collective).
-  virtual void endFrom() {}
+  // Optional single-copy step: instead of filling the slot acquire() returned, publishes `bytes`
+  // at `data` in this process's memory for the peer to copy straight from (RecvConnection::
+  // copyOut). `data` must stay put and unchanged until drain() returns true. False when the
+  // transport, the peer or the size does not allow it: then fill the slot and post().
+  virtual Result<bool> postFrom(const void* data, size_t bytes) { return false; }
+
+  // Optional zero-copy step (collectives over a net plugin): as acquire() + filling the slot +
+  // post(bytes, false), but the step goes to the wire straight from `data`, which lies in the
+  // caller's buffer [base, base + baseBytes) and must stay unchanged until drain() says idle; the
+  // peer receives an ordinary step. Only right after acquire() returned a slot. False, with
+  // nothing posted, where the transport has no such path: then fill the slot and post().
+  virtual Result<bool> sendFrom(const void* data, size_t bytes, const void* base, size_t baseBytes) { return false; }
+  // Gives back what sendFrom registered; once drain() said idle (the end of a collective).
+  virtual void endSendFrom() {}
 
   // Optional zero-copy path for a whole message that stays put until it is done (p2p): steps go
   // straight from `data` (registered once) instead of through the slots. The wire is the same,
@@ -57,6 +64,13 @@ class RecvConnection {
   // Whether peek's `last` is the sender's mark (shared memory) or always false (net plugins carry
   // sizes only; the receiver then checks each step's size).
   virtual bool carriesLast() const = 0;
+  // Copies the step peek() returned (`bytes` of it) into `dst`: from the slot, or from the
+  // sender's memory when it posted the step with postFrom(). Only there is such a step readable:
+  // peekedRemote() says whether peek's pointer is the data. False when the sender's memory is
+  // gone (its process exited): the step stays peeked, and the communicator's failure detection,
+  // which names the rank that died, ends the wait.
+  virtual Result<bool> copyOut(void* dst, const void* peeked, size_t bytes);
+  virtual bool peekedRemote() const { return false; }
   // Gives the slot peek() returned back to the sender.
   virtual Status release() = 0;
   virtual void markFailed(int failedRank) = 0;
@@ -77,5 +91,10 @@ class RecvConnection {
   // Drives it; true when every step arrived (each the size the sender's step must have).
   virtual Result<bool> progressDirect(bool* progressed) { return true; }
 };
+
+inline Result<bool> RecvConnection::copyOut(void* dst, const void* peeked, size_t bytes) {
+  if (dst != peeked) std::memcpy(dst, peeked, bytes);  // a step posted into place (postInto) is there
+  return true;
+}
 
 }  // namespace weft::runtime

@@ -240,6 +240,9 @@ TEST_P(CommCollectives, EveryCollectiveTypeAndOpAgainstTheTestsOwnResults) {
   JobSpec spec;
   spec.nranks = GetParam();
   spec.deadline = std::chrono::seconds(400);
+  // Single-copy steps at every rank count, also where the ranks outnumber the CPUs (auto would
+  // use the slots there); the small-buffer test below keeps every step in the slots.
+  spec.env[-1]["WEFT_SHM_SINGLE_COPY"] = "1";
   int n = spec.nranks;
   auto out = runJob(spec, [n](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
@@ -347,6 +350,33 @@ TEST_P(CommCollectivesTree, AllReduceOverTheTreesEveryTypeAndOp) {
 INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesTree, ::testing::Values(1, 2, 3, 4, 5, 8),
                          [](const auto& p) { return std::to_string(p.param) + "ranks"; });
 
+// NCCL_BUFFSIZE below the default: the ring chunk is 4 of its steps (NCCL's stepSize *
+// chunkSteps), so a primitive never needs more than the 8 slots its peer can free. A chunk fixed
+// at the default's 2 MiB took 128 slots of 16 KiB here and deadlocked. Steps of 16 KiB are
+// below the single-copy size: every step goes through the slots.
+class CommCollectivesSmallBuffer : public ::testing::TestWithParam<int> {};
+
+TEST_P(CommCollectivesSmallBuffer, RingChunksFollowTheStepSize) {
+  JobSpec spec;
+  spec.nranks = GetParam();
+  spec.deadline = std::chrono::seconds(120);
+  spec.env[-1]["NCCL_BUFFSIZE"] = "131072";
+  int n = spec.nranks;
+  auto out = runJob(spec, [n](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+    for (const char* coll : {"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce"})
+      if (runCase(comm, rank, n, {coll, weftFloat32, weftSum, 1048583, false, n - 1}) != 0) return 1;
+    RANK_OK(weft_comm_destroy(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesSmallBuffer, ::testing::Values(2, 3),
+                         [](const auto& p) { return std::to_string(p.param) + "ranks"; });
+
 // 64 MiB allreduce, inside a group with other collectives, and a PreMulSum op.
 TEST(CommCollectivesLarge, AllReduce64MiBGroupsAndPreMulSum) {
   JobSpec spec;
@@ -391,28 +421,36 @@ TEST(CommCollectivesLarge, AllReduce64MiBGroupsAndPreMulSum) {
   EXPECT_EQ(failures(out), "");
 }
 
-// A rank killed during 256 MiB allreduces: the others' allreduce returns an error naming it
-// within 10 s, and abort frees everything.
-TEST(CommCollectivesFaults, RankKilledDuringA256MiBAllreduce) {
+// A rank killed during 256 MiB allreduces (steps through the slots) or allgathers (single-copy
+// steps read from the sender's buffer): the others' call returns an error naming it within 10 s,
+// and abort frees everything.
+class CommCollectivesFaults : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CommCollectivesFaults, RankKilledDuringA256MiBCollective) {
   JobSpec spec;
   spec.nranks = 3;
   spec.deadline = std::chrono::seconds(120);
-  auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+  const bool gather = std::string(GetParam()) == "allgather";
+  spec.env[-1]["WEFT_SHM_SINGLE_COPY"] = "1";  // also where 3 ranks outnumber the CPUs
+  auto out = runJob(spec, [gather](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
     RANK_OK(weft_comm_init_rank(&comm, 3, id, rank));
     const size_t count = (size_t{256} << 20) / 4;
     std::vector<float> a(count, 1.0f), b(count);
+    auto call = [&] {
+      return gather ? weft_allgather(a.data(), b.data(), count / 3, weftFloat32, comm, nullptr)
+                    : weft_allreduce(a.data(), b.data(), count, weftFloat32, weftSum, comm, nullptr);
+    };
     if (rank == 2) {
       std::thread killer([] {
         std::this_thread::sleep_for(std::chrono::milliseconds(150));
         raise(SIGKILL);
       });
-      for (;;) (void)weft_allreduce(a.data(), b.data(), count, weftFloat32, weftSum, comm, nullptr);
+      for (;;) (void)call();
     }
     auto t0 = std::chrono::steady_clock::now();
     weft_result_t rc = weftSuccess;
-    for (int i = 0; i < 100 && rc == weftSuccess; ++i)
-      rc = weft_allreduce(a.data(), b.data(), count, weftFloat32, weftSum, comm, nullptr);
+    for (int i = 0; i < 100 && rc == weftSuccess; ++i) rc = call();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     RANK_CHECK(rc == weftRemoteError, "rank %d: returned %d: %s", rank, static_cast<int>(rc), weft_last_error());
     RANK_CHECK(std::strstr(weft_last_error(), "rank 2") != nullptr, "rank %d: %s", rank, weft_last_error());
@@ -427,7 +465,9 @@ TEST(CommCollectivesFaults, RankKilledDuringA256MiBAllreduce) {
   expectNoLeftovers(out);
 }
 
-// Ranks as threads: one thread drives every rank's allreduce in one group.
+INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesFaults, ::testing::Values("allreduce", "allgather"),
+                         [](const auto& p) { return std::string(p.param); });
+
 TEST(CommCollectivesThreads, OneGroupAcrossTheRanksOfAProcess) {
   const int n = 4;
   std::vector<weft_comm_t*> comms(n, nullptr);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/ranks.h"
@@ -310,6 +312,11 @@ class NetnsLab {
           !run("ip -n " + h + " link set " + veth + " up"))
         return;
     }
+    // A veth reports its carrier (LOWER_UP) asynchronously, up to a second after `link set up`:
+    // wait for every host's link, with a deadline, so the ranks start on a network that passes
+    // packets.
+    for (int i = 0; i < hosts; ++i)
+      if (!waitForCarrier(host(i), ifname(i))) return;
     ready_ = true;
   }
 
@@ -335,6 +342,19 @@ class NetnsLab {
     if (!run("ip netns add " + name)) return false;
     made_.push_back(name);
     return true;
+  }
+
+  bool waitForCarrier(const std::string& ns, const std::string& itf) {
+    std::string command = "ip -n " + ns + " -o link show " + itf;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    CommandResult r;
+    while (std::chrono::steady_clock::now() < deadline) {
+      r = runCommand(command);
+      if (r.status == 0 && r.output.find("LOWER_UP") != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    error_ = itf + " in " + ns + " had no carrier (LOWER_UP) 10 s after it was set up: " + r.output;
+    return false;
   }
 
   bool run(const std::string& command) {

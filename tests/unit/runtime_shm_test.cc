@@ -1,7 +1,8 @@
 // The shared-memory transport's slot ring within one process (both ends map the segment): steps
 // of every size class arrive in order with their sizes, bytes and last marks, small steps (in the
 // slot's header line) and large ones (in the slot) alike, and the sender gets no slot while all
-// kSteps are in flight, also after the ring wrapped several times.
+// kSteps are in flight, also after the ring wrapped several times. Single-copy steps (postFrom)
+// are read from the sender's memory and hold its drain until the receiver released them.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -25,9 +26,9 @@ struct Pair {
   std::unique_ptr<ShmSend> send;
 };
 
-Pair connect() {
+Pair connect(bool singleCopy = false) {
   Pair p;
-  auto r = ShmRecv::create(kStep, nullptr, 1);
+  auto r = ShmRecv::create(kStep, nullptr, 1, singleCopy);
   EXPECT_TRUE(r.isOk()) << r.status().toString();
   p.recv = std::move(*r);
   auto s = ShmSend::open(p.recv->name(), kStep, nullptr, 0);
@@ -93,6 +94,59 @@ TEST(ShmTransport, AFailureReportedBySenderStopsTheWaitingReceiver) {
   p.send->markFailed(0);
   auto failed = p.recv->peek(&bytes, &last, 1);
   EXPECT_FALSE(failed.isOk());
+}
+
+TEST(ShmTransport, SingleCopyStepsAreReadFromTheSendersMemoryAndHoldItsDrain) {
+  Pair p = connect(true);
+  ASSERT_TRUE(p.recv && p.send);
+  size_t bytes = 0;
+  bool last = false;
+  // Small steps go through the slot: a system call would cost more than the copy it saves.
+  ASSERT_TRUE(p.send->acquire().isOk());
+  auto small = p.send->postFrom(pattern(1000, 1).data(), 1000);
+  ASSERT_TRUE(small.isOk());
+  EXPECT_FALSE(*small);
+  // A large one is published as an address (far above the slot's size: it is never copied there).
+  std::vector<unsigned char> big = pattern(kStep * 20, 2);
+  auto posted = p.send->postFrom(big.data(), big.size());
+  ASSERT_TRUE(posted.isOk());
+  ASSERT_TRUE(*posted);
+  auto idle = p.send->drain();
+  ASSERT_TRUE(idle.isOk());
+  EXPECT_FALSE(*idle) << "the sender's memory is free before the receiver read it";
+  auto data = p.recv->peek(&bytes, &last, 1);
+  ASSERT_TRUE(data.isOk());
+  ASSERT_NE(*data, nullptr);
+  EXPECT_EQ(bytes, big.size());
+  EXPECT_FALSE(last);
+  EXPECT_TRUE(p.recv->peekedRemote());
+  std::vector<unsigned char> got(bytes);
+  auto read = p.recv->copyOut(got.data(), *data, bytes);
+  ASSERT_TRUE(read.isOk() && *read);
+  EXPECT_EQ(got, big);
+  ASSERT_TRUE(p.recv->release().isOk());
+  EXPECT_FALSE(p.recv->peekedRemote());
+  idle = p.send->drain();
+  ASSERT_TRUE(idle.isOk());
+  EXPECT_TRUE(*idle);
+}
+
+TEST(ShmTransport, SingleCopyOffPostsThroughTheSlotsAndAFailedReceiverEndsTheDrain) {
+  Pair off = connect(false);
+  ASSERT_TRUE(off.recv && off.send);
+  std::vector<unsigned char> big = pattern(kStep * 20, 3);
+  ASSERT_TRUE(off.send->acquire().isOk());
+  auto posted = off.send->postFrom(big.data(), big.size());
+  ASSERT_TRUE(posted.isOk());
+  EXPECT_FALSE(*posted);
+
+  Pair on = connect(true);
+  ASSERT_TRUE(on.recv && on.send);
+  ASSERT_TRUE(on.send->acquire().isOk());
+  posted = on.send->postFrom(big.data(), big.size());
+  ASSERT_TRUE(posted.isOk() && *posted);
+  on.recv->markFailed(1);
+  EXPECT_FALSE(on.send->drain().isOk());
 }
 
 }  // namespace
