@@ -44,9 +44,18 @@ class [[nodiscard]] Status {
   // "invalid argument: <message>" — for logs and tests.
   std::string toString() const;
 
+  // A remote error names the rank that failed first, where the transport knows it (a peer's
+  // report of another rank's death): the communicator passes that rank on, not the peer's.
+  Status withFailedRank(int rank) && {
+    failedRank_ = rank;
+    return std::move(*this);
+  }
+  int failedRank() const { return failedRank_; }  // -1: not known
+
  private:
   Code code_ = Code::kSuccess;
   std::string message_;
+  int failedRank_ = -1;
 };
 
 // Helpers that read well at the point of failure.

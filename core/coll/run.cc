@@ -419,7 +419,8 @@ struct Active {
 
 Status failOn(Comm& comm, Status s) {
   if (comm.stop.load()) s = comm.stoppedStatus("running a collective");
-  comm.fail(s, comm.rank);
+  // Peers are told who failed first: the rank a peer's report named, else this one.
+  comm.fail(s, s.failedRank() >= 0 ? s.failedRank() : comm.rank);
   return s;
 }
 

@@ -173,7 +173,7 @@ Result<bool> progressPass(std::vector<P2pTask>& tasks, size_t& left) {
     if (!r.isOk()) {
       Status s = std::move(r).takeStatus();
       if (t.comm->stop.load()) s = t.comm->stoppedStatus(strprintf("%s rank %d", t.send ? "sending to" : "receiving from", t.peer));
-      t.comm->fail(s, s.code() == Code::kRemoteError ? t.peer : t.comm->rank);
+      t.comm->fail(s, s.failedRank() >= 0 ? s.failedRank() : s.code() == Code::kRemoteError ? t.peer : t.comm->rank);
       return s;
     }
     any = any || *r;

@@ -62,7 +62,9 @@ ShmCtrl* ctrlOf(const ShmSegment& s) { return static_cast<ShmCtrl*>(s.data()); }
 // Reports `failedRank` in one side's flag of the segment and wakes the peer.
 void flagFailure(const ShmSegment& seg, std::atomic<int32_t> ShmCtrl::*side, int failedRank, Bell* peerBell) {
   if (seg.data() == nullptr) return;
-  (ctrlOf(seg)->*side).store(failedRank + 1);
+  // The first report stands: an abort after a peer's death must not rename who failed.
+  int32_t none = 0;
+  (ctrlOf(seg)->*side).compare_exchange_strong(none, failedRank + 1);
   ringBell(peerBell);
 }
 char* slotsOf(const ShmSegment& s) { return static_cast<char*>(s.data()) + kCtrlBytes; }
@@ -71,8 +73,9 @@ std::atomic<uint64_t> gSegmentCounter{0};
 
 Status peerFailure(int reported, int peerRank) {
   if (reported - 1 == peerRank)
-    return remoteError(strprintf("rank %d failed or aborted during a shared-memory transfer", peerRank));
-  return remoteError(strprintf("rank %d failed or aborted (reported by rank %d over shared memory)", reported - 1, peerRank));
+    return remoteError(strprintf("rank %d failed or aborted during a shared-memory transfer", peerRank)).withFailedRank(peerRank);
+  return remoteError(strprintf("rank %d failed or aborted (reported by rank %d over shared memory)", reported - 1, peerRank))
+      .withFailedRank(reported - 1);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -234,6 +235,21 @@ int allCases(weft_comm_t* comm, int rank, int n, bool allReduceOnly = false) {
   return 0;
 }
 
+// A job of `spec` whose every rank runs `body(comm, rank, nranks)` between init and destroy;
+// expects every rank to pass and nothing to be left behind.
+void expectCommJob(const JobSpec& spec, const std::function<int(weft_comm_t*, int, int)>& body) {
+  const int n = spec.nranks;
+  auto out = runJob(spec, [n, &body](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+    if (body(comm, rank, n) != 0) return 1;
+    RANK_OK(weft_comm_destroy(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
+}
+
 class CommCollectives : public ::testing::TestWithParam<int> {};
 
 TEST_P(CommCollectives, EveryCollectiveTypeAndOpAgainstTheTestsOwnResults) {
@@ -243,16 +259,7 @@ TEST_P(CommCollectives, EveryCollectiveTypeAndOpAgainstTheTestsOwnResults) {
   // Single-copy steps at every rank count, also where the ranks outnumber the CPUs (auto would
   // use the slots there); the small-buffer test below keeps every step in the slots.
   spec.env[-1]["WEFT_SHM_SINGLE_COPY"] = "1";
-  int n = spec.nranks;
-  auto out = runJob(spec, [n](int rank, const weft_unique_id_t& id) {
-    weft_comm_t* comm = nullptr;
-    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
-    if (allCases(comm, rank, n) != 0) return 1;
-    RANK_OK(weft_comm_destroy(comm));
-    return 0;
-  });
-  EXPECT_EQ(failures(out), "");
-  expectNoLeftovers(out);
+  expectCommJob(spec, [](weft_comm_t* comm, int rank, int n) { return allCases(comm, rank, n); });
 }
 
 INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectives, ::testing::Values(1, 2, 3, 4, 5, 8),
@@ -274,20 +281,12 @@ TEST_P(CommCollectivesHosts, EveryCollectiveTypeAndOpAcrossTwoHosts) {
   JobSpec spec;
   spec.nranks = GetParam().nranks;
   spec.deadline = std::chrono::seconds(400);
-  int n = spec.nranks;
+  const int nranks = spec.nranks;
   bool tree = std::string(GetParam().algo) == "Tree";
   spec.env[-1] = {{"NCCL_SOCKET_IFNAME", "lo"}, {"NCCL_NET", "Socket"}};
   if (tree) spec.env[-1]["NCCL_ALGO"] = "Tree";
-  for (int r = 0; r < n; ++r) spec.env[r]["NCCL_HOSTID"] = r < (n + 1) / 2 ? "coll-hostA" : "coll-hostB";
-  auto out = runJob(spec, [n, tree](int rank, const weft_unique_id_t& id) {
-    weft_comm_t* comm = nullptr;
-    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
-    if (allCases(comm, rank, n, tree) != 0) return 1;
-    RANK_OK(weft_comm_destroy(comm));
-    return 0;
-  });
-  EXPECT_EQ(failures(out), "");
-  expectNoLeftovers(out);
+  for (int r = 0; r < nranks; ++r) spec.env[r]["NCCL_HOSTID"] = r < (nranks + 1) / 2 ? "coll-hostA" : "coll-hostB";
+  expectCommJob(spec, [tree](weft_comm_t* comm, int rank, int n) { return allCases(comm, rank, n, tree); });
 }
 
 INSTANTIATE_TEST_SUITE_P(TwoHosts, CommCollectivesHosts,
@@ -311,10 +310,7 @@ TEST_P(CommCollectivesTree, AllReduceOverTheTreesEveryTypeAndOp) {
   spec.nranks = GetParam();
   spec.deadline = std::chrono::seconds(300);
   spec.env[-1]["NCCL_ALGO"] = "Tree";
-  int n = spec.nranks;
-  auto out = runJob(spec, [n](int rank, const weft_unique_id_t& id) {
-    weft_comm_t* comm = nullptr;
-    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+  expectCommJob(spec, [](weft_comm_t* comm, int rank, int n) {
     if (allCases(comm, rank, n, true) != 0) return 1;
     // Broadcast has only Ring: NCCL's invalid-usage error, with its wording.
     std::vector<float> v(16, 1.0f);
@@ -340,11 +336,8 @@ TEST_P(CommCollectivesTree, AllReduceOverTheTreesEveryTypeAndOp) {
     RANK_OK(weft_group_end());
     for (int r = 0; r < n; ++r)
       RANK_CHECK(all[static_cast<size_t>(r)] == mine, "rank %d's result differs from rank 0's", r);
-    RANK_OK(weft_comm_destroy(comm));
     return 0;
   });
-  EXPECT_EQ(failures(out), "");
-  expectNoLeftovers(out);
 }
 
 INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesTree, ::testing::Values(1, 2, 3, 4, 5, 8),
@@ -361,17 +354,11 @@ TEST_P(CommCollectivesSmallBuffer, RingChunksFollowTheStepSize) {
   spec.nranks = GetParam();
   spec.deadline = std::chrono::seconds(120);
   spec.env[-1]["NCCL_BUFFSIZE"] = "131072";
-  int n = spec.nranks;
-  auto out = runJob(spec, [n](int rank, const weft_unique_id_t& id) {
-    weft_comm_t* comm = nullptr;
-    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+  expectCommJob(spec, [](weft_comm_t* comm, int rank, int n) {
     for (const char* coll : {"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce"})
       if (runCase(comm, rank, n, {coll, weftFloat32, weftSum, 1048583, false, n - 1}) != 0) return 1;
-    RANK_OK(weft_comm_destroy(comm));
     return 0;
   });
-  EXPECT_EQ(failures(out), "");
-  expectNoLeftovers(out);
 }
 
 INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesSmallBuffer, ::testing::Values(2, 3),
