@@ -45,6 +45,38 @@ Result<AlgoChoice> tunedChoice(const char* what, runtime::Comm& comm, Coll coll,
   return out;
 }
 
+// CPU endpoints with a tuner: the tuner sees a table of the Simple cells of the allowed Ring and
+// Tree, 1 for the size rule's pick and 2 for the other (ranks, not times: there is no model),
+// and the lowest cell it leaves at or above 0 runs, with its channel budget.
+Result<AlgoChoice> hostTunerChoice(const char* what, runtime::Comm& comm, Coll coll, size_t bytes, bool ring, bool tree,
+                                   config::Algo rule) {
+  float table[tune::kNumAlgorithms][tune::kNumProtocols];
+  for (auto& row : table)
+    for (float& cell : row) cell = tune::kIgnore;
+  if (ring) table[tune::kRing][tune::kSimple] = rule == config::Algo::kRing ? 1.0f : 2.0f;
+  if (tree) table[tune::kTree][tune::kSimple] = rule == config::Algo::kTree ? 1.0f : 2.0f;
+  int nChannels = 0;
+  tune::CollQuery q{.func = static_cast<int>(funcOf(coll)), .bytes = bytes};
+  Status s = comm.hostTuner->getCollInfo(q, &table[0][0], &nChannels);
+  if (!s.isOk()) return std::move(s).withContext(strprintf("%s: tuner getCollInfo", what));
+  AlgoChoice out;
+  float best = -1.0f;
+  for (int a : {tune::kTree, tune::kRing}) {
+    for (int p = 0; p < tune::kNumProtocols; ++p) {
+      float c = table[a][p];
+      if (c >= 0.0f && (best < 0.0f || c < best)) {
+        best = c;
+        out.algo = a == tune::kTree ? config::Algo::kTree : config::Algo::kRing;
+      }
+    }
+  }
+  if (best < 0.0f)
+    return internalError(strprintf("%s: the tuner plugin left no Ring or Tree cell for function %s", what,
+                                   config::funcName(funcOf(coll))));
+  out.channels = nChannels;
+  return out;
+}
+
 }  // namespace
 
 Result<AlgoChoice> chooseAlgorithm(const char* what, runtime::Comm& comm, Coll coll, weft_datatype_t type,
@@ -57,12 +89,10 @@ Result<AlgoChoice> chooseAlgorithm(const char* what, runtime::Comm& comm, Coll c
   bool ring = comm.algorithms.allows(f, static_cast<int>(config::Algo::kRing));
   bool tree = coll == Coll::kAllReduce && comm.algorithms.allows(f, static_cast<int>(config::Algo::kTree));
   AlgoChoice out;
-  if (ring && tree) {
-    out.algo = comm.nNodes > 1 && bytes < kTreeBelowBytes ? config::Algo::kTree : config::Algo::kRing;
-    return out;
-  }
   if (ring || tree) {
-    out.algo = ring ? config::Algo::kRing : config::Algo::kTree;
+    if (ring && tree) out.algo = comm.nNodes > 1 && bytes < kTreeBelowBytes ? config::Algo::kTree : config::Algo::kRing;
+    else out.algo = ring ? config::Algo::kRing : config::Algo::kTree;
+    if (comm.hostTuner) return hostTunerChoice(what, comm, coll, bytes, ring, tree, out.algo);
     return out;
   }
   return invalidUsage(strprintf("%s: Error : no algorithm/protocol available for function %s with datatype %s. NCCL_ALGO "

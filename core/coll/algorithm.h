@@ -35,7 +35,8 @@ struct AlgoChoice {
 //     among the cells of Ring and Tree, the algorithms the host path runs, with NCCL's channel
 //     budget; the protocol is NCCL's pick but host memory moves Simple steps;
 //   - CPU endpoints: NCCL_ALGO removes algorithms (see config::Selection); with both allowed, Tree
-//     when nNodes > 1 and the buffer is below kTreeBelowBytes, else Ring;
+//     when nNodes > 1 and the buffer is below kTreeBelowBytes, else Ring; a tuner plugin named by
+//     NCCL_TUNER_PLUGIN (comm.hostTuner) may override that pick and set the channel budget;
 //   - nothing left is NCCL's error "no algorithm/protocol available for function F with datatype
 //     T. NCCL_ALGO was set to …" (invalid usage).
 // `what` prefixes errors. Every rank decides the same for the same call.

@@ -129,6 +129,30 @@ Result<connect::Connection> cpuChannels(Comm& comm) {
   return connect::connectRanks(inputs, opts);
 }
 
+// CPU endpoints have no model to run, but an operator may still steer Ring and Tree with a tuner
+// plugin (the YAML tuner's rules match collective, size, nodes and ranks): when NCCL_TUNER_PLUGIN
+// names one, it is loaded and initialised as on emulated devices, with the communicator's ranks,
+// hosts and channels.
+Status loadHostTuner(Comm& comm) {
+  if (comm.settings.string("NCCL_TUNER_PLUGIN").empty()) return Status::ok();
+  tune::CommInputs in;
+  in.rank = comm.rank;
+  in.nRanks = comm.nranks;
+  in.nNodes = comm.nNodes;
+  in.localRanks = comm.localRanks;
+  std::vector<int> perNode(static_cast<size_t>(comm.nNodes), 0);
+  for (int node : comm.rankNode) ++perNode[static_cast<size_t>(node)];
+  in.minLocalRanks = *std::min_element(perNode.begin(), perNode.end());
+  in.maxLocalRanks = *std::max_element(perNode.begin(), perNode.end());
+  in.nChannels = comm.channels.nChannels;
+  tune::Constants constants = tune::defaultConstants();  // nothing reads them: no model here
+  plugin::TunerLoaderOptions loader;
+  if (comm.net) loader.netLibraryPath = comm.net->plugin().path();
+  WEFT_ASSIGN_OR_RETURN(tune::CommTuner tuner, tune::loadCommTuner(in, comm.settings, constants, loader, comm.commHash));
+  comm.hostTuner = std::move(tuner.hook);
+  return Status::ok();
+}
+
 }  // namespace
 
 Status buildChannels(Comm& comm) {
@@ -137,6 +161,7 @@ Status buildChannels(Comm& comm) {
   if (!conn.isOk()) return std::move(conn).takeStatus().withContext("building channels");
   comm.channels = std::move(conn).value();
   connect::logRank(comm.channels, comm.rank);
+  if (comm.mode == DeviceMode::kCpu) WEFT_TRY_CTX(loadHostTuner(comm), "loading the tuner plugin");
   return Status::ok();
 }
 

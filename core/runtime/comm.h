@@ -95,6 +95,8 @@ class Comm {
   // Emulated devices: NCCL's model picks each collective's algorithm and channels; CPU endpoints
   // (null) use weft's size rule (core/coll/algorithm.h).
   std::unique_ptr<Tuning> tuning;
+  // CPU endpoints with NCCL_TUNER_PLUGIN set: the tuner, which may override the size rule.
+  std::unique_ptr<tune::TunerHook> hostTuner;
   struct Key {
     int connIndex, channel, peer;
     bool operator<(const Key& o) const {

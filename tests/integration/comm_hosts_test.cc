@@ -267,6 +267,39 @@ INSTANTIATE_TEST_SUITE_P(Hgx8Gpu, EmulatedHosts,
                            return std::to_string(p.param.hosts) + "hosts" + p.param.algo + (p.param.tuner ? "YamlTuner" : "");
                          });
 
+// CPU endpoints on two hosts (loopback, NCCL_HOSTID) with weft's YAML tuner: its rules override
+// weft's size rule (Tree below 512 KiB across hosts, else Ring) one way and the other, and the
+// sizes no rule matches keep the size rule; every result is checked.
+TEST(CpuHostsTuner, YamlRulesOverrideTheSizeRule) {
+  const int n = 2;
+  JobSpec spec;
+  spec.nranks = n;
+  spec.deadline = std::chrono::seconds(120);
+  std::string rules = ::testing::TempDir() + "weft-cpu-tuner-" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(rules) << "TUNER_RULES:\n"
+                          "  - {coll: allreduce, size: 1M-2M, algo: tree}\n"
+                          "  - {coll: allreduce, size: 8-64K, algo: ring}\n";
+  spec.env[-1] = {{"NCCL_SOCKET_IFNAME", "lo"}, {"NCCL_NET", "Socket"},       {"NCCL_DEBUG", "INFO"},
+                  {"NCCL_DEBUG_SUBSYS", "INIT,TUNING"}, {"NCCL_TUNER_PLUGIN", "weft"}, {"WEFT_TUNER_RULES_FILE", rules}};
+  for (int r = 0; r < n; ++r) spec.env[r]["NCCL_HOSTID"] = "cpu-tuner-host" + std::to_string(r);
+  auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+    for (size_t bytes : {size_t{16} << 10, size_t{256} << 10, size_t{1} << 20, size_t{4} << 20})
+      if (allreduceCheck(comm, rank, n, bytes / sizeof(float)) != 0) return 1;
+    return closeComm(comm);
+  });
+  std::remove(rules.c_str());
+  ASSERT_EQ(failures(out), "");
+  const std::string& output = out[0].output;
+  EXPECT_EQ(linesWith(output, "AllReduce: 16384 Bytes -> Algo RING proto SIMPLE").size(), 1u) << output;   // rule 2
+  EXPECT_EQ(linesWith(output, "AllReduce: 262144 Bytes -> Algo TREE proto SIMPLE").size(), 1u) << output;  // size rule
+  EXPECT_EQ(linesWith(output, "AllReduce: 1048576 Bytes -> Algo TREE proto SIMPLE").size(), 1u) << output; // rule 1
+  EXPECT_EQ(linesWith(output, "AllReduce: 4194304 Bytes -> Algo RING proto SIMPLE").size(), 1u) << output; // size rule
+  EXPECT_EQ(linesWith(output, "TUNER/weft: AllReduce 1048576 bytes: rule " + rules + ":2").size(), 1u) << output;
+  for (const RankOutcome& o : out) EXPECT_EQ(linesWith(o.output, " NCCL WARN "), std::vector<std::string>()) << o.output;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hosts in network namespaces.
 
