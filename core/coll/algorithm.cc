@@ -81,7 +81,7 @@ Result<AlgoChoice> hostTunerChoice(const char* what, runtime::Comm& comm, Coll c
 
 Result<AlgoChoice> chooseAlgorithm(const char* what, runtime::Comm& comm, Coll coll, weft_datatype_t type,
                                    size_t count) {
-  bool perRank = coll == Coll::kAllGather || coll == Coll::kReduceScatter;
+  bool perRank = countIsPerRank(coll);
   // NCCL's model is given the whole gathered buffer for AllGather and ReduceScatter.
   size_t bytes = count * weft_datatype_size(type) * (perRank ? static_cast<size_t>(comm.nranks) : 1);
   if (comm.tuning) return tunedChoice(what, comm, coll, type, bytes);

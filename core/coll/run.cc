@@ -75,7 +75,7 @@ class Runner {
  public:
   Runner(Comm& comm, const CollArgs& a)
       : comm_(comm), a_(a), elt_(typeSize(a.type)), singleCopy_(a.coll == Coll::kAllGather || a.coll == Coll::kBroadcast) {
-    bool perRank = a.coll == Coll::kAllGather || a.coll == Coll::kReduceScatter;
+    bool perRank = countIsPerRank(a.coll);
     size_t one = a.count * elt_, all = one * (perRank ? static_cast<size_t>(comm.nranks) : 1);
     sendBytes_ = a.coll == Coll::kReduceScatter ? all : one;
     recvBytes_ = a.coll == Coll::kAllGather ? all : one;
@@ -316,7 +316,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   sa.chunkElems = std::max<size_t>(1, comm.stepSize * (stepChunks ? 1 : kRingChunkSteps) / elt);
   sa.alignElems = std::max<size_t>(1, 16 / elt);
   sa.root = a.root;
-  bool perRank = a.coll == Coll::kAllGather || a.coll == Coll::kReduceScatter;
+  bool perRank = countIsPerRank(a.coll);
   size_t traffic = a.count * elt * (perRank ? static_cast<size_t>(comm.nranks) : 1);
   int tpb = a.coll == Coll::kAllReduce ? 2 : perRank ? comm.nranks : 1;  // NCCL's traffic per byte
   int budget = a.channels > 0 ? a.channels : channelsFor(comm, traffic);

@@ -11,6 +11,10 @@ namespace weft::coll {
 
 enum class Coll { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce };
 
+// AllGather's send count and ReduceScatter's receive count are per rank: the other buffer holds
+// nRanks of them (the whole buffer NCCL's model and channel split are given).
+inline bool countIsPerRank(Coll c) { return c == Coll::kAllGather || c == Coll::kReduceScatter; }
+
 // NCCL's primitives (prims_simple.h names, without the direct variants).
 enum class Prim {
   kSend,                // local input (pre-op) -> next
