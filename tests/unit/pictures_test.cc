@@ -50,6 +50,7 @@ struct Svg {
   std::vector<std::pair<std::string, std::string>> edges;
   int clusters = 0;
   std::vector<std::string> texts;
+  double width = 0, height = 0;  // points
 
   int countText(const std::string& t) const { return static_cast<int>(std::count(texts.begin(), texts.end(), t)); }
   bool hasEdge(const std::string& a, const std::string& b) const {
@@ -84,6 +85,8 @@ Svg readSvg(const std::string& text) {
     }
   }
   collectTexts(doc, svg.texts);
+  svg.width = doc.child("svg").attribute("width").as_double();  // "1021pt": strtod stops at "pt"
+  svg.height = doc.child("svg").attribute("height").as_double();
   return svg;
 }
 
@@ -160,6 +163,36 @@ TEST_F(Pictures, TopoShow_CorpusTopologies_OneSvgNodePerSystemNodeOneEdgePerLink
     EXPECT_EQ(svg.edges.size(), linkedPairs(s));
     EXPECT_EQ(svg.clusters, s.count(topo::NodeType::kCpu));
   }
+}
+
+// A PCI tree is far wider than deep: drawn top down, a p5.48xlarge (40 leaves) was 19 times as
+// wide as high, an HGX H100 5 times. Drawn left to right, the leaves go down the page.
+TEST_F(Pictures, TopoShow_WidePciTrees_AreDrawnDownThePageNotAcrossIt) {
+  WEFT_REQUIRE_DOT();
+  std::vector<std::string> files{kHgx};
+  if (test::haveCorpus()) {
+    for (const char* f : {"aws-ofi-nccl/p5.48xl-topo.pr1226-unmerged.xml", "oracle-oci-hpc-oke/BM.GPU4.8.xml"})
+      files.push_back((test::corpusDir() / "topologies" / f).string());
+  }
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file);
+    Svg svg = render(systemDot(systemOf(file), {file, {}}));
+    EXPECT_GT(svg.width, 0);
+    EXPECT_GE(svg.height, svg.width);
+  }
+}
+
+// NCCL gives a NIC under its CPU, outside the PCI tree (GB10's tailscale0), bus id 0 and a
+// link as fast as a node's to itself; a NIC in a real device at 0000:00:00.0 (B200 under gVisor)
+// keeps its bus id.
+TEST_F(Pictures, TopoShow_NicOutsideThePciTree_IsSaidNotOnPci) {
+  WEFT_REQUIRE_CORPUS();
+  std::string gb10 = systemDot(systemOf((test::corpusDir() / "topologies/github-issues/nvidia-nccl-pr2202-gb10-dgx-spark.xml").string()), {"gb10", {}});
+  EXPECT_NE(gb10.find("NIC\\nnot on PCI"), std::string::npos) << gb10;
+  EXPECT_NE(gb10.find("NIC\\n0009:01:00.0"), std::string::npos) << gb10;
+  std::string b200 = systemDot(systemOf((test::corpusDir() / "topologies/modal-gvisor-b200/nccl_topo.v1-5554632.xml").string()), {"b200", {}});
+  EXPECT_EQ(b200.find("not on PCI"), std::string::npos) << b200;
+  EXPECT_NE(b200.find("NIC\\n0000:00:00.0"), std::string::npos) << b200;
 }
 
 TEST_F(Pictures, TopoShow_TwoHosts_EachHostIsABoxAroundItsCpus) {
