@@ -330,6 +330,20 @@ TEST_F(Pictures, SearchPicture_FourHgxNodes_TreeArrowsGoFromEachParentToItsChild
   }
 }
 
+// A ring through 8 nodes drawn in one row was 70 boxes (11000 pixels) wide: the nodes are drawn
+// one below the other, each about as wide as the single node's ring.
+TEST_F(Pictures, SearchPicture_EightHgxNodes_RingDrawsTheNodesOneBelowTheOther) {
+  WEFT_REQUIRE_DOT();
+  Searched one = searchHgx(1), eight = searchHgx(8);
+  auto single = searchDot(pictureOf(one, 1, {0}, true, false));
+  auto stacked = searchDot(pictureOf(eight, 8, {0}, true, false));
+  ASSERT_TRUE(single.isOk() && stacked.isOk());
+  Svg a = render(*single), b = render(*stacked);
+  EXPECT_EQ(b.nodes.size(), 64u + 16u);
+  EXPECT_LE(b.width, 1.5 * a.width);
+  EXPECT_GT(b.height, 4 * a.height);
+}
+
 TEST_F(Pictures, SearchPicture_MoreThanEightNodes_IsRefused) {
   Searched s = searchHgx(1);
   auto dot = searchDot(pictureOf(s, kPictureMaxNodes + 1, {0}, true, true));

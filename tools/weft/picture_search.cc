@@ -26,6 +26,11 @@ const char* patternName(topo::Pattern p) {
 
 std::string typeText(int t) { return std::string(topo::pathTypeName(static_cast<topo::PathType>(t))); }
 
+// How links between nodes place the nodes. kStacked: the link does not rank the layout, so the
+// nodes are drawn one below the other (a ring through 8 nodes of 8 GPUs in one row would be 70
+// boxes wide); kLevels: it does, so a tree's levels go left to right.
+enum class Across { kStacked, kLevels };
+
 // One panel: a graph of one channel, its nodes boxed by node, edges collected before writing
 // so that network ports are declared inside the node they belong to.
 class Panel {
@@ -56,14 +61,16 @@ class Panel {
   }
 
   // Between the ports of two nodes, over the network.
-  void wireEdge(int fromNode, int64_t fromNet, int toNode, int64_t toNet) {
+  void wireEdge(int fromNode, int64_t fromNet, int toNode, int64_t toNet, Across across) {
     nets_[static_cast<size_t>(fromNode)].insert(fromNet);
     nets_[static_cast<size_t>(toNode)].insert(toNet);
-    edge(netId(fromNode, fromNet), netId(toNode, toNet), "NET", " penwidth=2");
+    edge(netId(fromNode, fromNet), netId(toNode, toNet), "NET", across == Across::kStacked ? " penwidth=2 constraint=false" : " penwidth=2");
   }
 
   // Two ranks of different nodes whose ports are unknown: straight across, over the network.
-  void directNetEdge(int from, int to) { edge(gpuId(from), gpuId(to), "NET", ""); }
+  void directNetEdge(int from, int to, Across across) {
+    edge(gpuId(from), gpuId(to), "NET", across == Across::kStacked ? " constraint=false" : "");
+  }
 
   std::string write(const std::string& caption) const {
     std::string out = strprintf("  subgraph cluster_p%d {\n    label=%s; style=\"rounded\"; color=\"#333333\"; margin=12;\n",
@@ -154,11 +161,11 @@ void drawRing(const SearchPicture& p, int c, Panel& panel) {
     }
     int64_t out = ports[static_cast<size_t>(a)].second, in = ports[static_cast<size_t>(b)].first;
     if (out < 0 || in < 0) {
-      panel.directNetEdge(from, to);
+      panel.directNetEdge(from, to, Across::kStacked);
       continue;
     }
     panel.netEdge(from, out, true);
-    panel.wireEdge(a, out, b, in);
+    panel.wireEdge(a, out, b, in, Across::kStacked);
     panel.netEdge(to, in, false);
   }
 }
@@ -183,10 +190,10 @@ void drawTree(const SearchPicture& p, int c, Panel& panel) {
     if (panel.sameDomain(parent, r)) {
       panel.gpuEdge(parent, r);
     } else if (port[static_cast<size_t>(a)] < 0 || port[static_cast<size_t>(b)] < 0) {
-      panel.directNetEdge(parent, r);
+      panel.directNetEdge(parent, r, Across::kLevels);
     } else {
       panel.netEdge(parent, port[static_cast<size_t>(a)], true);
-      panel.wireEdge(a, port[static_cast<size_t>(a)], b, port[static_cast<size_t>(b)]);
+      panel.wireEdge(a, port[static_cast<size_t>(a)], b, port[static_cast<size_t>(b)], Across::kLevels);
       panel.netEdge(r, port[static_cast<size_t>(b)], false);
     }
   }
