@@ -235,9 +235,9 @@ struct Searched {
   connect::Connection conn;
 };
 
-Searched searchHgx(int nodes) {
+Searched searchFile(const std::string& file, int nodes) {
   Searched out;
-  auto xml = topo::TopoXml::load(kHgx);
+  auto xml = topo::TopoXml::load(file);
   EXPECT_TRUE(xml.isOk());
   topo::OfflineOptions o;
   o.nodes = nodes;
@@ -254,6 +254,8 @@ Searched searchHgx(int nodes) {
   out.conn = std::move(*conn);
   return out;
 }
+
+Searched searchHgx(int nodes) { return searchFile(kHgx, nodes); }
 
 SearchPicture pictureOf(const Searched& s, int nodes, std::vector<int> channels, bool rings, bool trees) {
   SearchPicture p;
@@ -342,6 +344,30 @@ TEST_F(Pictures, SearchPicture_EightHgxNodes_RingDrawsTheNodesOneBelowTheOther) 
   EXPECT_EQ(b.nodes.size(), 64u + 16u);
   EXPECT_LE(b.width, 1.5 * a.width);
   EXPECT_GT(b.height, 4 * a.height);
+}
+
+// OCI's BM.GPU4.8 orders its GPUs alike in ring channels 0 and 1 (and 2 and 3) and sends them
+// through different NICs: each channel is drawn through the NIC of its own graph channel, as
+// NCCL connects it, not through the first NIC whose channel orders the GPUs so.
+TEST_F(Pictures, SearchPicture_ChannelsOrderedAlike_EachLeavesByItsOwnNic) {
+  WEFT_REQUIRE_CORPUS();
+  WEFT_REQUIRE_DOT();
+  Searched s = searchFile((test::corpusDir() / "topologies/oracle-oci-hpc-oke/BM.GPU4.8.xml").string(), 2);
+  const topo::Graph& ring = s.domains.front().graphs.ring;
+  ASSERT_GE(ring.nChannels, 2);
+  for (int j = 0; j < ring.ngpus; ++j) ASSERT_EQ(ring.rank(0, j), ring.rank(1, j)) << "the corpus file changed";
+  for (int c : {0, 1}) {
+    SCOPED_TRACE("channel " + std::to_string(c));
+    for (bool rings : {true, false}) {
+      auto dot = searchDot(pictureOf(s, 2, {c}, rings, !rings));
+      ASSERT_TRUE(dot.isOk()) << dot.status().toString();
+      Svg svg = render(*dot);
+      const topo::Graph& graph = rings ? ring : s.domains.front().graphs.tree;
+      std::string nic = "NET " + std::to_string(topo::localIdOf(graph.inter[static_cast<size_t>(2 * c)]));
+      EXPECT_EQ(svg.countText(nic), 2) << (rings ? "ring" : "tree") << ": one port per node";
+      EXPECT_EQ(svg.countText("NET " + std::to_string(1 - c)), 0) << (rings ? "ring" : "tree");
+    }
+  }
 }
 
 TEST_F(Pictures, SearchPicture_MoreThanEightNodes_IsRefused) {

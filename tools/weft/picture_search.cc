@@ -125,13 +125,21 @@ class Panel {
   std::set<std::pair<std::string, std::string>> drawn_;
 };
 
-// The graph channel whose GPU order is `run` (local ranks), or -1.
-int matchChannel(const topo::Graph& graph, const std::vector<int>& run) {
-  for (int k = 0; k < graph.nChannels; ++k) {
-    bool same = static_cast<int>(run.size()) <= graph.ngpus;
-    for (size_t j = 0; same && j < run.size(); ++j) same = graph.rank(k, static_cast<int>(j)) == run[j];
-    if (same) return k;
-  }
+// Whether graph channel k orders its GPUs as `run` (local ranks) begins.
+bool ordersAs(const topo::Graph& graph, int k, const std::vector<int>& run) {
+  bool same = k >= 0 && k < graph.nChannels && static_cast<int>(run.size()) <= graph.ngpus;
+  for (size_t j = 0; same && j < run.size(); ++j) same = graph.rank(k, static_cast<int>(j)) == run[j];
+  return same;
+}
+
+// The graph channel that gave communicator channel `c` its GPU order `run`: NCCL connects
+// channel c from graph channel c (modulo the connected channels); another graph channel with the
+// same order only when that one does not have it. Several graph channels often order the GPUs
+// alike and differ in their NICs (OCI's BM.GPU4.8: channels 0 and 1 through NET 0 and NET 1).
+int graphChannelOf(const topo::Graph& graph, int c, const connect::Connection& conn, const std::vector<int>& run) {
+  if (ordersAs(graph, conn.ringIndex(c), run)) return conn.ringIndex(c);
+  for (int k = 0; k < graph.nChannels; ++k)
+    if (ordersAs(graph, k, run)) return k;
   return -1;
 }
 
@@ -149,7 +157,7 @@ void drawRing(const SearchPicture& p, int c, Panel& panel) {
     if (panel.nodeOf(at(i)) == panel.nodeOf(at(i - 1))) continue;  // not where the ring enters a node
     std::vector<int> run;
     for (int j = i; j < i + n && panel.nodeOf(at(j)) == panel.nodeOf(at(i)); ++j) run.push_back(at(j) % g);
-    int k = matchChannel(p.node->graphs.ring, run);
+    int k = graphChannelOf(p.node->graphs.ring, c, conn, run);
     if (k >= 0) ports[static_cast<size_t>(panel.nodeOf(at(i)))] = {p.node->graphs.ring.inter[static_cast<size_t>(2 * k)],
                                                                     p.node->graphs.ring.inter[static_cast<size_t>(2 * k + 1)]};
   }
@@ -180,7 +188,7 @@ void drawTree(const SearchPicture& p, int c, Panel& panel) {
   std::vector<int64_t> port(static_cast<size_t>(p.nodes), -1);
   for (int r = 0; r < conn.nRanks && panel.portsKnown(); ++r) {
     if (up(r) >= 0 && panel.nodeOf(up(r)) == panel.nodeOf(r)) continue;  // not a node's top rank
-    int k = matchChannel(p.node->graphs.tree, {r % g});
+    int k = graphChannelOf(p.node->graphs.tree, c, conn, {r % g});
     if (k >= 0) port[static_cast<size_t>(panel.nodeOf(r))] = p.node->graphs.tree.inter[static_cast<size_t>(2 * k)];
   }
   for (int r = 0; r < conn.nRanks; ++r) {
