@@ -298,6 +298,9 @@ TEST_F(Pictures, SearchPicture_TwoHgxNodes_RingArrowsFollowTheConnectedRingThrou
     EXPECT_EQ(drawn, connect::ringFrom(s.conn, c, 0));
     EXPECT_EQ(svg.countText("channel " + std::to_string(c) + " · ring"), 1);
     EXPECT_GE(svg.countText("mlx5_" + std::to_string(c % 8)), 1);
+    // The legend names every path type an arrow or a caption can show (GB10's LOC/P2C too).
+    for (const char* type : {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET"})
+      EXPECT_GE(svg.countText(type), 1) << type;
   }
 }
 

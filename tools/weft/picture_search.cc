@@ -217,7 +217,7 @@ std::string panelCaption(int c, const char* what, const topo::Graph& graph, cons
 
 std::string legend() {
   std::string out;
-  for (const char* t : {"NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "PHB", "SYS", "NET"})
+  for (const char* t : {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET"})
     out += strprintf(" <FONT COLOR=\"%s\">%s</FONT>", linkStyle(t).color, t);
   return out;
 }
