@@ -45,9 +45,15 @@ const std::string kHgx = std::string(WEFT_SOURCE_DIR) + "/examples/topologies/hg
 
 // What an SVG written by dot holds: its nodes (by title: the DOT node name), its edges (tail,
 // head) and every text drawn.
+struct Box {
+  double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300;
+};
+
 struct Svg {
   std::set<std::string> nodes;
-  std::vector<std::pair<std::string, std::string>> edges;
+  std::vector<std::pair<std::string, std::string>> edges;  // without ports ("GPU/0-1:e" -> "GPU/0-1")
+  std::map<std::string, Box> nodeBoxes;                     // what each node's outline covers
+  std::vector<std::vector<std::pair<double, double>>> edgePoints;  // each edge's path, as edges
   int clusters = 0;
   std::vector<std::string> texts;
   double width = 0, height = 0;  // points
@@ -65,6 +71,31 @@ void collectTexts(const pugi::xml_node& n, std::vector<std::string>& out) {
   }
 }
 
+// The coordinates of an outline or a path ("M101,-339C34.38,-339 ..." or "x,y x,y ..."), as
+// (x, y) pairs in order: every number, whatever the letters between them.
+std::vector<std::pair<double, double>> outlinePoints(const pugi::xml_node& g) {
+  std::vector<double> numbers;
+  for (const pugi::xml_node& c : g.children()) {
+    std::string text = c.attribute(std::string(c.name()) == "path" ? "d" : "points").value();
+    for (const char* p = text.c_str(); *p != '\0';) {
+      char* end = nullptr;
+      double v = std::strtod(p, &end);
+      if (end == p) {
+        ++p;
+        continue;
+      }
+      numbers.push_back(v);
+      p = end;
+    }
+    if (!numbers.empty()) break;  // the first outline (an edge's arrowhead follows its path)
+  }
+  std::vector<std::pair<double, double>> out;
+  for (size_t i = 0; i + 1 < numbers.size(); i += 2) out.emplace_back(numbers[i], numbers[i + 1]);
+  return out;
+}
+
+std::string withoutPort(const std::string& id) { return id.substr(0, id.find(':')); }
+
 Svg readSvg(const std::string& text) {
   Svg svg;
   pugi::xml_document doc;
@@ -75,11 +106,17 @@ Svg readSvg(const std::string& text) {
     std::string title = g.node().child("title").child_value();
     if (cls == "node") {
       svg.nodes.insert(title);
+      Box& b = svg.nodeBoxes[title];
+      for (const auto& [x, y] : outlinePoints(g.node())) {
+        b.x0 = std::min(b.x0, x), b.x1 = std::max(b.x1, x);
+        b.y0 = std::min(b.y0, y), b.y1 = std::max(b.y1, y);
+      }
     } else if (cls == "edge") {
       size_t at = title.find("->");
       if (at == std::string::npos) at = title.find("--");
       EXPECT_NE(at, std::string::npos) << title;
-      svg.edges.emplace_back(title.substr(0, at), title.substr(at + 2));
+      svg.edges.emplace_back(withoutPort(title.substr(0, at)), withoutPort(title.substr(at + 2)));
+      svg.edgePoints.push_back(outlinePoints(g.node()));
     } else if (cls == "cluster") {
       ++svg.clusters;
     }
@@ -180,6 +217,28 @@ TEST_F(Pictures, TopoShow_WidePciTrees_AreDrawnDownThePageNotAcrossIt) {
     EXPECT_GT(svg.width, 0);
     EXPECT_GE(svg.height, svg.width);
   }
+}
+
+// Four CPUs (OCI's BM.GPU4.8, AMD NUMA nodes 3, 1, 7, 5) are linked pair by pair and drawn in
+// one column: a link between two CPUs that are not neighbours there ran straight through the
+// CPUs between them, as if it joined those too. Each arcs in the margin left of the CPUs.
+TEST_F(Pictures, TopoShow_FourCpus_InterCpuLinksPassBesideTheOtherCpus) {
+  WEFT_REQUIRE_CORPUS();
+  WEFT_REQUIRE_DOT();
+  topo::System s = systemOf((test::corpusDir() / "topologies/oracle-oci-hpc-oke/BM.GPU4.8.xml").string());
+  ASSERT_EQ(s.count(topo::NodeType::kCpu), 4);
+  Svg svg = render(systemDot(s, {"BM.GPU4.8.xml", {}}));
+  double cpuLeft = 1e300;
+  for (const auto& [name, box] : svg.nodeBoxes)
+    if (name.rfind("CPU/", 0) == 0) cpuLeft = std::min(cpuLeft, box.x0);
+  int links = 0;
+  for (size_t i = 0; i < svg.edges.size(); ++i) {
+    if (svg.edges[i].first.rfind("CPU/", 0) != 0 || svg.edges[i].second.rfind("CPU/", 0) != 0) continue;
+    ++links;
+    ASSERT_FALSE(svg.edgePoints[i].empty());
+    for (const auto& [x, y] : svg.edgePoints[i]) EXPECT_LE(x, cpuLeft + 0.5) << svg.edges[i].first << " -- " << svg.edges[i].second;
+  }
+  EXPECT_EQ(links, 6);
 }
 
 // NCCL gives a NIC under its CPU, outside the PCI tree (GB10's tailscale0), bus id 0 and a

@@ -168,9 +168,12 @@ std::string bwText(float bw) { return strprintf("%.1f", static_cast<double>(bw))
 
 // Links outside the PCI trees do not rank the layout. The inter-CPU link keeps its CPUs on
 // one level (minlen 0) rather than being ignored: dot routes ignored links between boxes badly.
+// The CPUs stand in one column, and a link between two that are not neighbours there went
+// straight through the CPUs between them, as if it joined those: inter-CPU links leave and
+// enter on the west side and arc in the margin.
 const char* rankAttr(const Edge& e) {
   if (e.tree) return "";
-  if (e.a.type == NodeType::kCpu && e.b.type == NodeType::kCpu) return " minlen=0";
+  if (e.a.type == NodeType::kCpu && e.b.type == NodeType::kCpu) return " minlen=0 tailport=w headport=w";
   // GPU-to-GPU NVLinks (DGX-1's mesh) join GPUs of one level: arcs beside the column stay apart.
   if (e.a.type == NodeType::kGpu && e.b.type == NodeType::kGpu) return " constraint=false tailport=e headport=e";
   return " constraint=false";
