@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <string>
 
 #include <pugixml.hpp>
@@ -116,6 +117,31 @@ TEST(PerfPlot, ZeroBandwidthRowsAreNotDrawnOnALogScale) {
   auto lines = polylines(busBwChart({a}, "t"));
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].size(), 2u);
+}
+
+
+// `weft perf -d all --plot` beside a baseline: 13 lines with long labels. The legend stays inside
+// the picture and no two lines share a colour.
+TEST(PerfPlot, LegendOfManyLongLabelsFitsInThePictureEachLineItsColour) {
+  std::vector<PlotSeries> many;
+  for (int i = 0; i < 13; ++i)
+    many.push_back({"weft all_reduce, 2 ranks (bfloat16 sum root -1) #" + std::to_string(i), {{1024, 1.0 + i}}, {}});
+  std::string svg = busBwChart(many, "t");
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(svg.c_str()));
+  double width = doc.child("svg").attribute("width").as_double(), height = doc.child("svg").attribute("height").as_double();
+  std::set<std::string> colours;
+  for (const pugi::xpath_node& n : doc.select_nodes("//polyline")) colours.insert(n.node().attribute("stroke").value());
+  EXPECT_EQ(colours.size(), 13u);
+  int legends = 0;
+  for (const pugi::xpath_node& n : doc.select_nodes("//text[@class='legend']")) {
+    ++legends;
+    double x = n.node().attribute("x").as_double(), y = n.node().attribute("y").as_double();
+    // 12-pixel Helvetica draws no glyph wider than 7 pixels on average.
+    EXPECT_LE(x + 7.0 * std::string(n.node().child_value()).size(), width) << n.node().child_value();
+    EXPECT_LE(y, height);
+  }
+  EXPECT_EQ(legends, 13);
 }
 
 }  // namespace

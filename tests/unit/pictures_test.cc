@@ -45,11 +45,18 @@ const std::string kHgx = std::string(WEFT_SOURCE_DIR) + "/examples/topologies/hg
 
 // What an SVG written by dot holds: its nodes (by title: the DOT node name), its edges (tail,
 // head) and every text drawn.
+struct Box {
+  double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300;
+};
+
 struct Svg {
   std::set<std::string> nodes;
-  std::vector<std::pair<std::string, std::string>> edges;
+  std::vector<std::pair<std::string, std::string>> edges;  // without ports ("GPU/0-1:e" -> "GPU/0-1")
+  std::map<std::string, Box> nodeBoxes;                     // what each node's outline covers
+  std::vector<std::vector<std::pair<double, double>>> edgePoints;  // each edge's path, as edges
   int clusters = 0;
   std::vector<std::string> texts;
+  double width = 0, height = 0;  // points
 
   int countText(const std::string& t) const { return static_cast<int>(std::count(texts.begin(), texts.end(), t)); }
   bool hasEdge(const std::string& a, const std::string& b) const {
@@ -64,6 +71,31 @@ void collectTexts(const pugi::xml_node& n, std::vector<std::string>& out) {
   }
 }
 
+// The coordinates of an outline or a path ("M101,-339C34.38,-339 ..." or "x,y x,y ..."), as
+// (x, y) pairs in order: every number, whatever the letters between them.
+std::vector<std::pair<double, double>> outlinePoints(const pugi::xml_node& g) {
+  std::vector<double> numbers;
+  for (const pugi::xml_node& c : g.children()) {
+    std::string text = c.attribute(std::string(c.name()) == "path" ? "d" : "points").value();
+    for (const char* p = text.c_str(); *p != '\0';) {
+      char* end = nullptr;
+      double v = std::strtod(p, &end);
+      if (end == p) {
+        ++p;
+        continue;
+      }
+      numbers.push_back(v);
+      p = end;
+    }
+    if (!numbers.empty()) break;  // the first outline (an edge's arrowhead follows its path)
+  }
+  std::vector<std::pair<double, double>> out;
+  for (size_t i = 0; i + 1 < numbers.size(); i += 2) out.emplace_back(numbers[i], numbers[i + 1]);
+  return out;
+}
+
+std::string withoutPort(const std::string& id) { return id.substr(0, id.find(':')); }
+
 Svg readSvg(const std::string& text) {
   Svg svg;
   pugi::xml_document doc;
@@ -74,16 +106,24 @@ Svg readSvg(const std::string& text) {
     std::string title = g.node().child("title").child_value();
     if (cls == "node") {
       svg.nodes.insert(title);
+      Box& b = svg.nodeBoxes[title];
+      for (const auto& [x, y] : outlinePoints(g.node())) {
+        b.x0 = std::min(b.x0, x), b.x1 = std::max(b.x1, x);
+        b.y0 = std::min(b.y0, y), b.y1 = std::max(b.y1, y);
+      }
     } else if (cls == "edge") {
       size_t at = title.find("->");
       if (at == std::string::npos) at = title.find("--");
       EXPECT_NE(at, std::string::npos) << title;
-      svg.edges.emplace_back(title.substr(0, at), title.substr(at + 2));
+      svg.edges.emplace_back(withoutPort(title.substr(0, at)), withoutPort(title.substr(at + 2)));
+      svg.edgePoints.push_back(outlinePoints(g.node()));
     } else if (cls == "cluster") {
       ++svg.clusters;
     }
   }
   collectTexts(doc, svg.texts);
+  svg.width = doc.child("svg").attribute("width").as_double();  // "1021pt": strtod stops at "pt"
+  svg.height = doc.child("svg").attribute("height").as_double();
   return svg;
 }
 
@@ -162,6 +202,58 @@ TEST_F(Pictures, TopoShow_CorpusTopologies_OneSvgNodePerSystemNodeOneEdgePerLink
   }
 }
 
+// A PCI tree is far wider than deep: drawn top down, a p5.48xlarge (40 leaves) was 19 times as
+// wide as high, an HGX H100 5 times. Drawn left to right, the leaves go down the page.
+TEST_F(Pictures, TopoShow_WidePciTrees_AreDrawnDownThePageNotAcrossIt) {
+  WEFT_REQUIRE_DOT();
+  std::vector<std::string> files{kHgx};
+  if (test::haveCorpus()) {
+    for (const char* f : {"aws-ofi-nccl/p5.48xl-topo.pr1226-unmerged.xml", "oracle-oci-hpc-oke/BM.GPU4.8.xml"})
+      files.push_back((test::corpusDir() / "topologies" / f).string());
+  }
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file);
+    Svg svg = render(systemDot(systemOf(file), {file, {}}));
+    EXPECT_GT(svg.width, 0);
+    EXPECT_GE(svg.height, svg.width);
+  }
+}
+
+// Four CPUs (OCI's BM.GPU4.8, AMD NUMA nodes 3, 1, 7, 5) are linked pair by pair and drawn in
+// one column: a link between two CPUs that are not neighbours there ran straight through the
+// CPUs between them, as if it joined those too. Each arcs in the margin left of the CPUs.
+TEST_F(Pictures, TopoShow_FourCpus_InterCpuLinksPassBesideTheOtherCpus) {
+  WEFT_REQUIRE_CORPUS();
+  WEFT_REQUIRE_DOT();
+  topo::System s = systemOf((test::corpusDir() / "topologies/oracle-oci-hpc-oke/BM.GPU4.8.xml").string());
+  ASSERT_EQ(s.count(topo::NodeType::kCpu), 4);
+  Svg svg = render(systemDot(s, {"BM.GPU4.8.xml", {}}));
+  double cpuLeft = 1e300;
+  for (const auto& [name, box] : svg.nodeBoxes)
+    if (name.rfind("CPU/", 0) == 0) cpuLeft = std::min(cpuLeft, box.x0);
+  int links = 0;
+  for (size_t i = 0; i < svg.edges.size(); ++i) {
+    if (svg.edges[i].first.rfind("CPU/", 0) != 0 || svg.edges[i].second.rfind("CPU/", 0) != 0) continue;
+    ++links;
+    ASSERT_FALSE(svg.edgePoints[i].empty());
+    for (const auto& [x, y] : svg.edgePoints[i]) EXPECT_LE(x, cpuLeft + 0.5) << svg.edges[i].first << " -- " << svg.edges[i].second;
+  }
+  EXPECT_EQ(links, 6);
+}
+
+// NCCL gives a NIC under its CPU, outside the PCI tree (GB10's tailscale0), bus id 0 and a
+// link as fast as a node's to itself; a NIC in a real device at 0000:00:00.0 (B200 under gVisor)
+// keeps its bus id.
+TEST_F(Pictures, TopoShow_NicOutsideThePciTree_IsSaidNotOnPci) {
+  WEFT_REQUIRE_CORPUS();
+  std::string gb10 = systemDot(systemOf((test::corpusDir() / "topologies/github-issues/nvidia-nccl-pr2202-gb10-dgx-spark.xml").string()), {"gb10", {}});
+  EXPECT_NE(gb10.find("NIC\\nnot on PCI"), std::string::npos) << gb10;
+  EXPECT_NE(gb10.find("NIC\\n0009:01:00.0"), std::string::npos) << gb10;
+  std::string b200 = systemDot(systemOf((test::corpusDir() / "topologies/modal-gvisor-b200/nccl_topo.v1-5554632.xml").string()), {"b200", {}});
+  EXPECT_EQ(b200.find("not on PCI"), std::string::npos) << b200;
+  EXPECT_NE(b200.find("NIC\\n0000:00:00.0"), std::string::npos) << b200;
+}
+
 TEST_F(Pictures, TopoShow_TwoHosts_EachHostIsABoxAroundItsCpus) {
   WEFT_REQUIRE_DOT();
   auto xml = topo::TopoXml::parse(
@@ -202,9 +294,9 @@ struct Searched {
   connect::Connection conn;
 };
 
-Searched searchHgx(int nodes) {
+Searched searchFile(const std::string& file, int nodes) {
   Searched out;
-  auto xml = topo::TopoXml::load(kHgx);
+  auto xml = topo::TopoXml::load(file);
   EXPECT_TRUE(xml.isOk());
   topo::OfflineOptions o;
   o.nodes = nodes;
@@ -221,6 +313,8 @@ Searched searchHgx(int nodes) {
   out.conn = std::move(*conn);
   return out;
 }
+
+Searched searchHgx(int nodes) { return searchFile(kHgx, nodes); }
 
 SearchPicture pictureOf(const Searched& s, int nodes, std::vector<int> channels, bool rings, bool trees) {
   SearchPicture p;
@@ -263,6 +357,9 @@ TEST_F(Pictures, SearchPicture_TwoHgxNodes_RingArrowsFollowTheConnectedRingThrou
     EXPECT_EQ(drawn, connect::ringFrom(s.conn, c, 0));
     EXPECT_EQ(svg.countText("channel " + std::to_string(c) + " · ring"), 1);
     EXPECT_GE(svg.countText("mlx5_" + std::to_string(c % 8)), 1);
+    // The legend names every path type an arrow or a caption can show (GB10's LOC/P2C too).
+    for (const char* type : {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET"})
+      EXPECT_GE(svg.countText(type), 1) << type;
   }
 }
 
@@ -294,6 +391,44 @@ TEST_F(Pictures, SearchPicture_FourHgxNodes_TreeArrowsGoFromEachParentToItsChild
       EXPECT_TRUE(found) << up << " -> " << r << " through the network";
     }
     EXPECT_EQ(parents, s.conn.nRanks - 1);  // one root
+  }
+}
+
+// A ring through 8 nodes drawn in one row was 70 boxes (11000 pixels) wide: the nodes are drawn
+// one below the other, each about as wide as the single node's ring.
+TEST_F(Pictures, SearchPicture_EightHgxNodes_RingDrawsTheNodesOneBelowTheOther) {
+  WEFT_REQUIRE_DOT();
+  Searched one = searchHgx(1), eight = searchHgx(8);
+  auto single = searchDot(pictureOf(one, 1, {0}, true, false));
+  auto stacked = searchDot(pictureOf(eight, 8, {0}, true, false));
+  ASSERT_TRUE(single.isOk() && stacked.isOk());
+  Svg a = render(*single), b = render(*stacked);
+  EXPECT_EQ(b.nodes.size(), 64u + 16u);
+  EXPECT_LE(b.width, 1.5 * a.width);
+  EXPECT_GT(b.height, 4 * a.height);
+}
+
+// OCI's BM.GPU4.8 orders its GPUs alike in ring channels 0 and 1 (and 2 and 3) and sends them
+// through different NICs: each channel is drawn through the NIC of its own graph channel, as
+// NCCL connects it, not through the first NIC whose channel orders the GPUs so.
+TEST_F(Pictures, SearchPicture_ChannelsOrderedAlike_EachLeavesByItsOwnNic) {
+  WEFT_REQUIRE_CORPUS();
+  WEFT_REQUIRE_DOT();
+  Searched s = searchFile((test::corpusDir() / "topologies/oracle-oci-hpc-oke/BM.GPU4.8.xml").string(), 2);
+  const topo::Graph& ring = s.domains.front().graphs.ring;
+  ASSERT_GE(ring.nChannels, 2);
+  for (int j = 0; j < ring.ngpus; ++j) ASSERT_EQ(ring.rank(0, j), ring.rank(1, j)) << "the corpus file changed";
+  for (int c : {0, 1}) {
+    SCOPED_TRACE("channel " + std::to_string(c));
+    for (bool rings : {true, false}) {
+      auto dot = searchDot(pictureOf(s, 2, {c}, rings, !rings));
+      ASSERT_TRUE(dot.isOk()) << dot.status().toString();
+      Svg svg = render(*dot);
+      const topo::Graph& graph = rings ? ring : s.domains.front().graphs.tree;
+      std::string nic = "NET " + std::to_string(topo::localIdOf(graph.inter[static_cast<size_t>(2 * c)]));
+      EXPECT_EQ(svg.countText(nic), 2) << (rings ? "ring" : "tree") << ": one port per node";
+      EXPECT_EQ(svg.countText("NET " + std::to_string(1 - c)), 0) << (rings ? "ring" : "tree");
+    }
   }
 }
 

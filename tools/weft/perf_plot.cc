@@ -76,12 +76,18 @@ std::string sizeLabel(double bytes) {
 
 std::string bwLabel(double gbs) { return strprintf("%g", gbs); }
 
-// A colour-blind-safe palette (Okabe-Ito), then a few darker ones.
+// A colour-blind-safe palette (Okabe-Ito), then darker and paler ones: 16, so that `-d all`
+// (12 types) beside a few baselines draws no two lines alike.
 const char* colour(size_t i) {
-  static const char* const kColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
-                                         "#56b4e9", "#000000", "#8c564b", "#7f7f7f", "#bcbd22"};
+  static const char* const kColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9",
+                                         "#000000", "#8c564b", "#7f7f7f", "#bcbd22", "#1f3a93", "#a6761d",
+                                         "#66a61e", "#e7298a", "#17becf", "#9467bd"};
   return kColours[i % (sizeof(kColours) / sizeof(kColours[0]))];
 }
+
+// About how wide 12-pixel Helvetica draws `text` (its average glyph is 0.55 em wide; 7 pixels
+// a character leaves room for wide ones), so that the legend fits in the picture.
+double textWidth(const std::string& text) { return 7.0 * static_cast<double>(text.size()); }
 
 std::string polyline(const std::vector<PlotPoint>& pts, const Axis& x, const Axis& y, const char* colour,
                      const char* dash, double width) {
@@ -132,7 +138,12 @@ Result<std::vector<PlotSeries>> parsePerfOutput(std::string_view text, const std
 }
 
 std::string busBwChart(const std::vector<PlotSeries>& series, const std::string& title) {
-  const double width = 980, height = 560, left = 80, right = 700, top = 60, bottom = 490;
+  const double left = 80, right = 700, top = 60, bottom = 490, legendRow = 20;
+  // The picture grows to hold the legend: its longest label to the right, its rows downwards.
+  double legendWidth = textWidth("solid: out-of-place, dotted: in-place");
+  for (const PlotSeries& s : series) legendWidth = std::max(legendWidth, 30 + textWidth(s.label));
+  const double width = std::max(980.0, right + 20 + legendWidth + 20);
+  const double height = std::max(560.0, top + legendRow * static_cast<double>(series.size() + 1) + 30);
   double minB = INFINITY, maxB = 0, minBw = INFINITY, maxBw = 0;
   for (const PlotSeries& s : series) {
     for (const auto* pts : {&s.outOfPlace, &s.inPlace}) {
@@ -187,7 +198,7 @@ std::string busBwChart(const std::vector<PlotSeries>& series, const std::string&
     out += "</g>\n";
   }
   double ly = top + 6;
-  for (size_t i = 0; i < series.size(); ++i, ly += 20) {
+  for (size_t i = 0; i < series.size(); ++i, ly += legendRow) {
     out += strprintf("<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke-width=\"2\" ", right + 20, ly, right + 44, ly) + "stroke=\"" +
            colour(i) + "\"/>\n";
     out += strprintf("<text class=\"legend\" x=\"%g\" y=\"%g\">", right + 50, ly + 4) + xmlEscaped(series[i].label) + "</text>\n";

@@ -26,6 +26,11 @@ const char* patternName(topo::Pattern p) {
 
 std::string typeText(int t) { return std::string(topo::pathTypeName(static_cast<topo::PathType>(t))); }
 
+// How links between nodes place the nodes. kStacked: the link does not rank the layout, so the
+// nodes are drawn one below the other (a ring through 8 nodes of 8 GPUs in one row would be 70
+// boxes wide); kLevels: it does, so a tree's levels go left to right.
+enum class Across { kStacked, kLevels };
+
 // One panel: a graph of one channel, its nodes boxed by node, edges collected before writing
 // so that network ports are declared inside the node they belong to.
 class Panel {
@@ -56,14 +61,16 @@ class Panel {
   }
 
   // Between the ports of two nodes, over the network.
-  void wireEdge(int fromNode, int64_t fromNet, int toNode, int64_t toNet) {
+  void wireEdge(int fromNode, int64_t fromNet, int toNode, int64_t toNet, Across across) {
     nets_[static_cast<size_t>(fromNode)].insert(fromNet);
     nets_[static_cast<size_t>(toNode)].insert(toNet);
-    edge(netId(fromNode, fromNet), netId(toNode, toNet), "NET", " penwidth=2");
+    edge(netId(fromNode, fromNet), netId(toNode, toNet), "NET", across == Across::kStacked ? " penwidth=2 constraint=false" : " penwidth=2");
   }
 
   // Two ranks of different nodes whose ports are unknown: straight across, over the network.
-  void directNetEdge(int from, int to) { edge(gpuId(from), gpuId(to), "NET", ""); }
+  void directNetEdge(int from, int to, Across across) {
+    edge(gpuId(from), gpuId(to), "NET", across == Across::kStacked ? " constraint=false" : "");
+  }
 
   std::string write(const std::string& caption) const {
     std::string out = strprintf("  subgraph cluster_p%d {\n    label=%s; style=\"rounded\"; color=\"#333333\"; margin=12;\n",
@@ -118,13 +125,21 @@ class Panel {
   std::set<std::pair<std::string, std::string>> drawn_;
 };
 
-// The graph channel whose GPU order is `run` (local ranks), or -1.
-int matchChannel(const topo::Graph& graph, const std::vector<int>& run) {
-  for (int k = 0; k < graph.nChannels; ++k) {
-    bool same = static_cast<int>(run.size()) <= graph.ngpus;
-    for (size_t j = 0; same && j < run.size(); ++j) same = graph.rank(k, static_cast<int>(j)) == run[j];
-    if (same) return k;
-  }
+// Whether graph channel k orders its GPUs as `run` (local ranks) begins.
+bool ordersAs(const topo::Graph& graph, int k, const std::vector<int>& run) {
+  bool same = k >= 0 && k < graph.nChannels && static_cast<int>(run.size()) <= graph.ngpus;
+  for (size_t j = 0; same && j < run.size(); ++j) same = graph.rank(k, static_cast<int>(j)) == run[j];
+  return same;
+}
+
+// The graph channel that gave communicator channel `c` its GPU order `run`: NCCL connects
+// channel c from graph channel c (modulo the connected channels); another graph channel with the
+// same order only when that one does not have it. Several graph channels often order the GPUs
+// alike and differ in their NICs (OCI's BM.GPU4.8: channels 0 and 1 through NET 0 and NET 1).
+int graphChannelOf(const topo::Graph& graph, int c, const connect::Connection& conn, const std::vector<int>& run) {
+  if (ordersAs(graph, conn.ringIndex(c), run)) return conn.ringIndex(c);
+  for (int k = 0; k < graph.nChannels; ++k)
+    if (ordersAs(graph, k, run)) return k;
   return -1;
 }
 
@@ -142,7 +157,7 @@ void drawRing(const SearchPicture& p, int c, Panel& panel) {
     if (panel.nodeOf(at(i)) == panel.nodeOf(at(i - 1))) continue;  // not where the ring enters a node
     std::vector<int> run;
     for (int j = i; j < i + n && panel.nodeOf(at(j)) == panel.nodeOf(at(i)); ++j) run.push_back(at(j) % g);
-    int k = matchChannel(p.node->graphs.ring, run);
+    int k = graphChannelOf(p.node->graphs.ring, c, conn, run);
     if (k >= 0) ports[static_cast<size_t>(panel.nodeOf(at(i)))] = {p.node->graphs.ring.inter[static_cast<size_t>(2 * k)],
                                                                     p.node->graphs.ring.inter[static_cast<size_t>(2 * k + 1)]};
   }
@@ -154,11 +169,11 @@ void drawRing(const SearchPicture& p, int c, Panel& panel) {
     }
     int64_t out = ports[static_cast<size_t>(a)].second, in = ports[static_cast<size_t>(b)].first;
     if (out < 0 || in < 0) {
-      panel.directNetEdge(from, to);
+      panel.directNetEdge(from, to, Across::kStacked);
       continue;
     }
     panel.netEdge(from, out, true);
-    panel.wireEdge(a, out, b, in);
+    panel.wireEdge(a, out, b, in, Across::kStacked);
     panel.netEdge(to, in, false);
   }
 }
@@ -173,7 +188,7 @@ void drawTree(const SearchPicture& p, int c, Panel& panel) {
   std::vector<int64_t> port(static_cast<size_t>(p.nodes), -1);
   for (int r = 0; r < conn.nRanks && panel.portsKnown(); ++r) {
     if (up(r) >= 0 && panel.nodeOf(up(r)) == panel.nodeOf(r)) continue;  // not a node's top rank
-    int k = matchChannel(p.node->graphs.tree, {r % g});
+    int k = graphChannelOf(p.node->graphs.tree, c, conn, {r % g});
     if (k >= 0) port[static_cast<size_t>(panel.nodeOf(r))] = p.node->graphs.tree.inter[static_cast<size_t>(2 * k)];
   }
   for (int r = 0; r < conn.nRanks; ++r) {
@@ -183,10 +198,10 @@ void drawTree(const SearchPicture& p, int c, Panel& panel) {
     if (panel.sameDomain(parent, r)) {
       panel.gpuEdge(parent, r);
     } else if (port[static_cast<size_t>(a)] < 0 || port[static_cast<size_t>(b)] < 0) {
-      panel.directNetEdge(parent, r);
+      panel.directNetEdge(parent, r, Across::kLevels);
     } else {
       panel.netEdge(parent, port[static_cast<size_t>(a)], true);
-      panel.wireEdge(a, port[static_cast<size_t>(a)], b, port[static_cast<size_t>(b)]);
+      panel.wireEdge(a, port[static_cast<size_t>(a)], b, port[static_cast<size_t>(b)], Across::kLevels);
       panel.netEdge(r, port[static_cast<size_t>(b)], false);
     }
   }
@@ -202,7 +217,7 @@ std::string panelCaption(int c, const char* what, const topo::Graph& graph, cons
 
 std::string legend() {
   std::string out;
-  for (const char* t : {"NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "PHB", "SYS", "NET"})
+  for (const char* t : {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET"})
     out += strprintf(" <FONT COLOR=\"%s\">%s</FONT>", linkStyle(t).color, t);
   return out;
 }

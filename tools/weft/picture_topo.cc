@@ -72,6 +72,14 @@ std::string numaText(const Node& cpu) {
   return local == topo::kLocalIdMask ? "-1 (unknown)" : std::to_string(local);
 }
 
+// NCCL gives a NIC outside the PCI tree (a virtual interface under its CPU) bus id 0 and a
+// link to its CPU as fast as a node's link to itself; a device at 0000:00:00.0 has a PCI speed.
+bool onPci(const Node& nic) {
+  if (topo::localIdOf(nic.id) != 0) return true;
+  return std::none_of(nic.links.begin(), nic.links.end(),
+                      [](const Link& l) { return l.rem.type == NodeType::kCpu && l.bw == topo::kLocBw; });
+}
+
 struct NodeStyle {
   const char* shape;
   const char* fill;
@@ -138,8 +146,8 @@ std::vector<Edge> collectEdges(const System& s, const FlatIndex& flat, const Gro
         auto [it, added] = byKey.emplace(key, edges.size());
         if (added) {
           Edge e{from, l.rem, l.type, 0, 0, false};
-          // Tree links (drawn from the CPU down) and links to an NVSwitch (which then sits
-          // below its GPUs) rank the layout.
+          // Tree links (drawn from the CPU outwards) and links to an NVSwitch (which then
+          // sits beyond its GPUs) rank the layout.
           bool down = g.treeLinks.count({fa, fb}) != 0 || l.rem.type == NodeType::kNvs;
           bool up = g.treeLinks.count({fb, fa}) != 0 || t == NodeType::kNvs;
           e.tree = down || up;
@@ -160,11 +168,14 @@ std::string bwText(float bw) { return strprintf("%.1f", static_cast<double>(bw))
 
 // Links outside the PCI trees do not rank the layout. The inter-CPU link keeps its CPUs on
 // one level (minlen 0) rather than being ignored: dot routes ignored links between boxes badly.
+// The CPUs stand in one column, and a link between two that are not neighbours there went
+// straight through the CPUs between them, as if it joined those: inter-CPU links leave and
+// enter on the west side and arc in the margin.
 const char* rankAttr(const Edge& e) {
   if (e.tree) return "";
-  if (e.a.type == NodeType::kCpu && e.b.type == NodeType::kCpu) return " minlen=0";
-  // GPU-to-GPU NVLinks (DGX-1's mesh) join GPUs of one level: arcs under the row stay apart.
-  if (e.a.type == NodeType::kGpu && e.b.type == NodeType::kGpu) return " constraint=false tailport=s headport=s";
+  if (e.a.type == NodeType::kCpu && e.b.type == NodeType::kCpu) return " minlen=0 tailport=w headport=w";
+  // GPU-to-GPU NVLinks (DGX-1's mesh) join GPUs of one level: arcs beside the column stay apart.
+  if (e.a.type == NodeType::kGpu && e.b.type == NodeType::kGpu) return " constraint=false tailport=e headport=e";
   return " constraint=false";
 }
 
@@ -233,7 +244,7 @@ std::string nodeLabel(const Node& n, const std::map<int, std::string>& netNames)
       return host + "CPU · NUMA " + numaText(n) + (cpuText(n.cpu).empty() ? "" : "\n" + cpuText(n.cpu));
     case NodeType::kPci: return host + "PCI\n" + busIdText(local);
     case NodeType::kNvs: return host + "NVSwitch";
-    case NodeType::kNic: return host + "NIC\n" + busIdText(local);
+    case NodeType::kNic: return host + "NIC\n" + (onPci(n) ? busIdText(local) : "not on PCI");
     case NodeType::kNet: {
       auto it = netNames.find(n.net.dev);
       std::string name = it != netNames.end() && topo::systemIdOf(n.id) == 0 ? " " + it->second : "";
@@ -262,7 +273,9 @@ std::string systemDot(const System& s, const TopoPictureOptions& o) {
   Grouping g = groupByCpu(s, flat);
   std::vector<Edge> edges = collectEdges(s, flat, g);
   std::string out = "graph topology {\n";
-  out += "  graph [fontname=\"Helvetica\" fontsize=12 labelloc=t labeljust=l newrank=true nodesep=0.3 ranksep=0.55];\n";
+  // Left to right: a PCI tree is far wider than deep (a p5.48xlarge has 40 leaves under 8
+  // switches), so its levels go across and its leaves down, to be read by scrolling down.
+  out += "  graph [fontname=\"Helvetica\" fontsize=12 labelloc=t labeljust=l newrank=true rankdir=LR nodesep=0.25 ranksep=0.6];\n";
   out += "  graph [label=" + caption(s, edges, o.title) + "];\n";
   out += "  node [fontname=\"Helvetica\" fontsize=10 style=\"rounded,filled\" color=\"#555555\"];\n";
   out += "  edge [fontname=\"Helvetica\" fontsize=9];\n";
