@@ -48,10 +48,15 @@ fi
 export PKG_CONFIG_PATH="$(ls -d "$prefix"/lib*/pkgconfig | head -1)"
 real=$(realpath "$prefix")
 [ "$(pkg-config --modversion weft)" = "$VERSION" ] || fail "pkg-config --modversion: $(pkg-config --modversion weft)"
+[ "$(pkg-config --variable=prefix weft)" = "$prefix" ] || fail "pkg-config prefix is $(pkg-config --variable=prefix weft), not $prefix"
 for var in prefix libdir includedir; do
   dir=$(pkg-config --variable=$var weft)
   case "$(realpath "$dir")" in "$real"*) ;; *) fail "pkg-config $var is $dir, not under $prefix" ;; esac
 done
+# A second install from the same build to another prefix names that prefix (nothing stale).
+"$CMAKE" --install "$BUILD" --prefix "$work/prefix2" > "$work/install2.log" || { cat "$work/install2.log"; fail "cmake --install (second prefix)"; }
+p2=$(PKG_CONFIG_PATH="$(ls -d "$work/prefix2"/lib*/pkgconfig | head -1)" pkg-config --variable=prefix weft)
+[ "$p2" = "$work/prefix2" ] || fail "after a second install, pkg-config prefix is $p2, not $work/prefix2"
 libdir=$(pkg-config --variable=libdir weft)
 # shellcheck disable=SC2046  # pkg-config's flags are meant to be split
 cc "$work/consumer/main.c" $(pkg-config --cflags --libs weft) -o "$work/consumer/pc-consumer" ||
