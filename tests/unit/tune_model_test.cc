@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "core/base/strings.h"
 #include "core/config/settings.h"
@@ -575,6 +577,36 @@ TEST(TuneInputs, P2pChannelsFollowNcclsRules) {
   EXPECT_EQ(p2pOf(2, {{"NCCL_MAX_P2P_NCHANNELS", "8"}}).p2pnChannels, 8);
   EXPECT_EQ(p2pOf(2, {{"NCCL_NCHANNELS_PER_NET_PEER", "3"}}).p2pnChannelsPerPeer, 4);  // a power of two
   EXPECT_EQ(p2pOf(2, {{"NCCL_NCHANNELS_PER_NET_PEER", "0"}}).p2pnChannelsPerPeer, 2);  // <= 0: unset
+}
+
+// NCCL's minCompCap and maxCompCap span every rank's own GPU (peer info), not each trim
+// domain's smallest: one sm80 GPU among sm90 ones on NVSwitch (one domain) gives 80/90, and
+// LL128, which needs one GPU generation, is off everywhere (nccl-oracle's mixsm copies).
+TEST(TuneInputs, MixedComputeCapabilitiesTurnLl128Off) {
+  std::string text;
+  {
+    std::ifstream in(std::string(WEFT_SOURCE_DIR) + "/examples/topologies/hgx-h100-8gpu.xml");
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string gpu3 = "<gpu dev=\"3\" sm=\"90\"";
+  size_t at = text.find(gpu3);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, gpu3.size(), "<gpu dev=\"3\" sm=\"80\"");
+  for (int nodes : {1, 2}) {
+    SCOPED_TRACE(nodes);
+    auto topo = topo::TopoXml::parse(text);
+    ASSERT_TRUE(topo.isOk()) << topo.status().toString();
+    config::Settings s;
+    auto comm = simulateComm(*topo, tuneSearchOptions(nodes, s));
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    std::vector<std::string> discarded;
+    log::ScopedRecorder quiet(&discarded, log::kAll);
+    auto t = tuneComm(*comm, s);
+    ASSERT_TRUE(t.isOk()) << t.status().toString();
+    EXPECT_EQ(t->comm.minCompCap, 80);
+    EXPECT_EQ(t->comm.maxCompCap, 90);
+    for (int a : {kTree, kRing}) EXPECT_EQ(t->model.bandwidths[kAllReduce][a][kLL128], 0.0f) << algoName(a);
+  }
 }
 
 }  // namespace
