@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -113,6 +114,31 @@ TEST(TuneCli, InfoLinesAndJsonChoicesEqualNcclOnEveryCorpusCase) {
       ++seen;
     }
     EXPECT_EQ(seen, tune.size());
+  }
+}
+
+// --format log prints a reference log's own lines (all but its two header comments), so that
+// tools/nccl-oracle/compare_tune.sh can set weft beside NCCL's code on any topology and setting.
+TEST(TuneCli, LogFormatReprintsEveryCorpusCaseLineForLine) {
+  WEFT_REQUIRE_CORPUS();
+  std::vector<test::TuneCase> cases = test::tuneCases();
+  ASSERT_GE(cases.size(), 10u);
+  fs::path dir = test::corpusDir() / "reference-nccl-2.28.9-tuning";
+  for (const test::TuneCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::ifstream in(dir / c.name);
+    ASSERT_TRUE(in.good());
+    std::vector<std::string> want;
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("# oracle:", 0) != 0 && line.rfind("# nccl-oracle", 0) != 0) want.push_back(line);
+    Outcome out = run(tool("tune " + c.topology.string() + " --nodes " + std::to_string(c.nodes) + " --format log",
+                           envOf(c)));
+    ASSERT_EQ(out.rc, 0) << out.out;
+    std::vector<std::string> got;
+    std::istringstream lines(out.out);
+    for (std::string line; std::getline(lines, line);) got.push_back(line);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "line " << i + 1;
   }
 }
 
