@@ -184,6 +184,23 @@ TEST(TuneCli, ExplainPrintsTheWholeTableAndBadArgumentsFail) {
 namespace weft::tune {
 namespace {
 
+// NCCL reads NCCL_ALGO, NCCL_PROTO and NCCL_THREAD_THRESHOLDS with getenv: present but empty,
+// they still print their line (and the matrix), where an empty integer setting is unset.
+TEST(TuneCli, EmptyAlgoProtoAndThresholdsStillPrintTheirLines) {
+  WEFT_REQUIRE_CORPUS();
+  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
+  Outcome o = run(tool("tune " + topo + " --nodes 2 --coll allreduce --sizes 1M",
+                       "NCCL_ALGO= NCCL_THREAD_THRESHOLDS= NCCL_NTHREADS= "));
+  ASSERT_EQ(o.rc, 0) << o.out;
+  std::vector<std::string> info = modelInfo(o.out);
+  ASSERT_GE(info.size(), 3u);
+  EXPECT_EQ(info[0], "NCCL_ALGO set by environment to ");
+  EXPECT_EQ(info[1].rfind("Enabled NCCL Func/Proto/Algo Matrix:\n", 0), 0u) << info[1];
+  EXPECT_NE(std::find(info.begin(), info.end(), "NCCL_THREAD_THRESHOLDS set by environment to "), info.end());
+  EXPECT_EQ(std::count_if(info.begin(), info.end(), [](const std::string& l) { return l.rfind("NCCL_NTHREADS", 0) == 0; }),
+            0);
+}
+
 TEST(TuneCli, SettingsPrintTheirLinesAndTheMatrixAsOneMessage) {
   WEFT_REQUIRE_CORPUS();
   std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
