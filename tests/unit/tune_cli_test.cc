@@ -186,11 +186,15 @@ namespace {
 
 // NCCL reads NCCL_ALGO, NCCL_PROTO and NCCL_THREAD_THRESHOLDS with getenv: present but empty,
 // they still print their line (and the matrix), where an empty integer setting is unset.
+// `weft tune` of the corpus H100 on 2 nodes, AllReduce at 1 MiB, with `env`.
+Outcome h100AllReduce(const std::string& env) {
+  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
+  return run(tool("tune " + topo + " --nodes 2 --coll allreduce --sizes 1M", env));
+}
+
 TEST(TuneCli, EmptyAlgoProtoAndThresholdsStillPrintTheirLines) {
   WEFT_REQUIRE_CORPUS();
-  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
-  Outcome o = run(tool("tune " + topo + " --nodes 2 --coll allreduce --sizes 1M",
-                       "NCCL_ALGO= NCCL_THREAD_THRESHOLDS= NCCL_NTHREADS= "));
+  Outcome o = h100AllReduce("NCCL_ALGO= NCCL_THREAD_THRESHOLDS= NCCL_NTHREADS= ");
   ASSERT_EQ(o.rc, 0) << o.out;
   std::vector<std::string> info = modelInfo(o.out);
   ASSERT_GE(info.size(), 3u);
@@ -203,9 +207,7 @@ TEST(TuneCli, EmptyAlgoProtoAndThresholdsStillPrintTheirLines) {
 
 TEST(TuneCli, SettingsPrintTheirLinesAndTheMatrixAsOneMessage) {
   WEFT_REQUIRE_CORPUS();
-  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
-  Outcome o = run(tool("tune " + topo + " --nodes 2 --coll allreduce --sizes 1M",
-                       "NCCL_PROTO='^LL128' NCCL_ALGO='ring;allreduce:tree' NCCL_NTHREADS=128 "));
+  Outcome o = h100AllReduce("NCCL_PROTO='^LL128' NCCL_ALGO='ring;allreduce:tree' NCCL_NTHREADS=128 ");
   ASSERT_EQ(o.rc, 0) << o.out;
   std::vector<std::string> info = modelInfo(o.out);
   ASSERT_GE(info.size(), 5u);
