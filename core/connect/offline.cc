@@ -67,7 +67,10 @@ Result<Connection> connectOffline(const std::vector<topo::SearchCache>& caches, 
   ConnectOptions c = ConnectOptions::fromParams(o.params);
   c.collnet = o.collnet;
   c.nvls = o.nvls;
-  c.nvlsChannels = defaultNvlsChannels(*std::min_element(compCaps.begin(), compCaps.end()), o.nodes > 1, c);
+  // ncclNvlsInit counts NVLS channels from each rank's own GPU; the connection holds one count:
+  // rank 0's (the rank the tuning models) when known, else the smallest domain's.
+  int nvlsCompCap = rankCompCaps.empty() ? *std::min_element(compCaps.begin(), compCaps.end()) : rankCompCaps.front();
+  c.nvlsChannels = defaultNvlsChannels(nvlsCompCap, o.nodes > 1, c);
   return connectRanks(inputs, c);
 }
 

@@ -30,7 +30,8 @@ std::vector<int> rankCompCaps(const std::vector<topo::SimulatedNode>& domains);
 
 // Connects every rank of `options.nodes` identical nodes from node 0's searches (offlineInputs)
 // with the options a communicator would have: channel limits from options.params, CollNet and
-// NVLS as searched, NCCL's NVLS channel count for the smallest compute capability.
+// NVLS as searched, NCCL's NVLS channel count for rank 0's compute capability (rankCompCaps[0];
+// without rankCompCaps, the smallest domain's).
 Result<Connection> connectOffline(const std::vector<topo::SearchCache>& caches, const std::vector<int>& compCaps,
                                   int gpusPerNode, const topo::OfflineOptions& options,
                                   const std::vector<int>& rankCompCaps = {});

@@ -582,31 +582,48 @@ TEST(TuneInputs, P2pChannelsFollowNcclsRules) {
 // NCCL's minCompCap and maxCompCap span every rank's own GPU (peer info), not each trim
 // domain's smallest: one sm80 GPU among sm90 ones on NVSwitch (one domain) gives 80/90, and
 // LL128, which needs one GPU generation, is off everywhere (nccl-oracle's mixsm copies).
-TEST(TuneInputs, MixedComputeCapabilitiesTurnLl128Off) {
+// The bundled HGX H100 with GPU `dev` given `sm`, tuned on `nodes` nodes.
+Result<Tuned> hgxWithOneGpu(int dev, int sm, int nodes) {
   std::string text;
   {
     std::ifstream in(std::string(WEFT_SOURCE_DIR) + "/examples/topologies/hgx-h100-8gpu.xml");
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  const std::string gpu3 = "<gpu dev=\"3\" sm=\"90\"";
-  size_t at = text.find(gpu3);
-  ASSERT_NE(at, std::string::npos);
-  text.replace(at, gpu3.size(), "<gpu dev=\"3\" sm=\"80\"");
+  const std::string gpu = strprintf("<gpu dev=\"%d\" sm=\"90\"", dev);
+  size_t at = text.find(gpu);
+  if (at == std::string::npos) return invalidArgument("no " + gpu);
+  text.replace(at, gpu.size(), strprintf("<gpu dev=\"%d\" sm=\"%d\"", dev, sm));
+  WEFT_ASSIGN_OR_RETURN(topo::TopoXml topo, topo::TopoXml::parse(text));
+  config::Settings s;
+  WEFT_ASSIGN_OR_RETURN(OfflineComm comm, simulateComm(topo, tuneSearchOptions(nodes, s)));
+  std::vector<std::string> discarded;
+  log::ScopedRecorder quiet(&discarded, log::kAll);
+  return tuneComm(comm, s);
+}
+
+TEST(TuneInputs, MixedComputeCapabilitiesTurnLl128Off) {
   for (int nodes : {1, 2}) {
     SCOPED_TRACE(nodes);
-    auto topo = topo::TopoXml::parse(text);
-    ASSERT_TRUE(topo.isOk()) << topo.status().toString();
-    config::Settings s;
-    auto comm = simulateComm(*topo, tuneSearchOptions(nodes, s));
-    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    std::vector<std::string> discarded;
-    log::ScopedRecorder quiet(&discarded, log::kAll);
-    auto t = tuneComm(*comm, s);
+    auto t = hgxWithOneGpu(3, 80, nodes);
     ASSERT_TRUE(t.isOk()) << t.status().toString();
     EXPECT_EQ(t->comm.minCompCap, 80);
     EXPECT_EQ(t->comm.maxCompCap, 90);
     for (int a : {kTree, kRing}) EXPECT_EQ(t->model.bandwidths[kAllReduce][a][kLL128], 0.0f) << algoName(a);
   }
+}
+
+// ncclNvlsInit counts NVLS channels from the rank's own GPU: rank 0 on an sm100 GPU among sm90
+// ones has Blackwell's 24 (one host) or 32 (several), not the 16 of the box's smallest sm.
+TEST(TuneInputs, NvlsChannelsFollowRankZerosOwnGpu) {
+  auto one = hgxWithOneGpu(0, 100, 1);
+  ASSERT_TRUE(one.isOk()) << one.status().toString();
+  EXPECT_EQ(one->comm.nvlsChannels, 24);
+  auto two = hgxWithOneGpu(0, 100, 2);
+  ASSERT_TRUE(two.isOk()) << two.status().toString();
+  EXPECT_EQ(two->comm.nvlsChannels, 32);
+  auto other = hgxWithOneGpu(1, 100, 1);  // rank 1's GPU: rank 0 keeps Hopper's 16
+  ASSERT_TRUE(other.isOk()) << other.status().toString();
+  EXPECT_EQ(other->comm.nvlsChannels, 16);
 }
 
 }  // namespace
