@@ -1,5 +1,8 @@
-// NCCL_ALGO / NCCL_PROTO: "[^]list[;func:[^]list]…", as NCCL's parseList reads them, except
-// that what NCCL would warn about and ignore is an error here.
+// NCCL_ALGO / NCCL_PROTO: "[^]list[;func:[^]list]…", as NCCL's parseList reads them: tokens
+// compared whole (case-insensitive), so " Tree" or " allreduce" is an unknown name as in NCCL,
+// and only a section at the very start of the value may go without a function (";Ring" fails in
+// NCCL: strtok's first token no longer starts the string). Stricter than NCCL where it would
+// silently drop something ("allreduce:ring:tree", an empty list).
 #include <span>
 
 #include "core/base/strings.h"
@@ -39,8 +42,7 @@ Result<uint32_t> parseItems(std::string_view list, std::span<const char* const> 
   if (negate) list.remove_prefix(1);
   uint32_t mask = 0;
   for (std::string_view item : split(list, ',')) {
-    item = trim(item);
-    if (item.empty()) continue;
+    if (item.empty()) continue;  // strtok: empty items vanish
     WEFT_ASSIGN_OR_RETURN(int i, lookupName(item, names, what));
     mask |= 1u << i;
   }
@@ -53,10 +55,15 @@ Result<Selection> parseSelection(std::string_view text, std::span<const char* co
   Selection out;
   bool first = true;
   for (std::string_view section : split(text, ';')) {
-    section = trim(section);
     if (section.empty()) continue;  // NCCL tokenizes with strtok: empty sections vanish
     size_t colon = section.find(':');
     std::string_view list = colon == std::string_view::npos ? section : section.substr(colon + 1);
+    bool atStart = section.data() == text.data();
+    if (colon == std::string_view::npos && first && !atStart) {
+      return invalidArgument("\"" + std::string(section) +
+                             "\": only a section at the start of the value may go without a function (NCCL "
+                             "fails on a leading ';')");
+    }
     if (colon == std::string_view::npos && !first) {
       return invalidArgument("\"" + std::string(section) +
                              "\": every section after the first needs a function, as in allreduce:" +
@@ -65,11 +72,11 @@ Result<Selection> parseSelection(std::string_view text, std::span<const char* co
     if (list.find(':') != std::string_view::npos) {
       return invalidArgument("\"" + std::string(section) + "\": more than one ':' (expected func:list)");
     }
-    WEFT_ASSIGN_OR_RETURN(uint32_t mask, parseItems(trim(list), names, what));
+    WEFT_ASSIGN_OR_RETURN(uint32_t mask, parseItems(list, names, what));
     if (colon == std::string_view::npos) {
       out.perFunc.fill(mask);
     } else {
-      WEFT_ASSIGN_OR_RETURN(int f, lookupName(trim(section.substr(0, colon)), kFuncNames, "function"));
+      WEFT_ASSIGN_OR_RETURN(int f, lookupName(section.substr(0, colon), kFuncNames, "function"));
       out.perFunc[static_cast<size_t>(f)] = mask;
     }
     first = false;

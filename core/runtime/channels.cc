@@ -93,7 +93,8 @@ Result<connect::Connection> emulatedChannels(Comm& comm) {
   for (const topo::SimulatedNode& d : domains) compCaps.push_back(topo::minCompCap(d.system));
   recordRingNets(comm, domains.front());
   WEFT_ASSIGN_OR_RETURN(std::vector<connect::RankInput> inputs,
-                        connect::offlineInputs(caches, compCaps, gpus, comm.nNodes, false, false));
+                        connect::offlineInputs(caches, compCaps, gpus, comm.nNodes, false, false,
+                                               connect::rankCompCaps(domains)));
   WEFT_ASSIGN_OR_RETURN(connect::Connection conn, connect::connectRanks(inputs, optionsFor(comm, o.params)));
   WEFT_TRY_CTX(tuneEmulated(comm, domains.front(), conn), "tuning");
   return conn;

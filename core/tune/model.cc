@@ -285,9 +285,10 @@ void applySettings(const CommInputs& comm, const TuneSettings& s, Model& m) {
       m.algoEnable[f][a] = mask ? static_cast<int>((*mask >> a) & 1u) : 1;
     }
   }
-  if (!s.proto.empty()) WEFT_INFO(log::kEnv, "NCCL_PROTO set by environment to %s", s.proto.c_str());
-  if (!s.algo.empty()) WEFT_INFO(log::kEnv, "NCCL_ALGO set by environment to %s", s.algo.c_str());
-  if (comm.rank == 0 && (!s.algo.empty() || !s.proto.empty())) logEnableMatrix(m);
+  bool proto = !s.proto.empty() || s.emptyProto, algo = !s.algo.empty() || s.emptyAlgo;
+  if (proto) WEFT_INFO(log::kEnv, "NCCL_PROTO set by environment to %s", s.proto.c_str());
+  if (algo) WEFT_INFO(log::kEnv, "NCCL_ALGO set by environment to %s", s.algo.c_str());
+  if (comm.rank == 0 && (algo || proto)) logEnableMatrix(m);
 }
 
 // LL128 left to NCCL (2): on only where every hop is known to keep 128-byte stores in order.
@@ -382,7 +383,7 @@ void setThreadThresholds(const CommInputs& comm, const TuneSettings& s, Model& m
   m.threadThresholds[kRing][kLL] *= comm.nRanks;
   m.threadThresholds[kCollnetDirect][kSimple] = 512;
   m.threadThresholds[kCollnetChain][kSimple] = 512;
-  if (!s.threadThresholds.empty()) {
+  if (!s.threadThresholds.empty() || s.emptyThreadThresholds) {
     WEFT_INFO(log::kEnv, "NCCL_THREAD_THRESHOLDS set by environment to %s", s.threadThresholds.c_str());
     const char* p = s.threadThresholds.c_str();
     for (int i = 0; i < 2 * kNumProtocols; ++i) {
@@ -446,6 +447,18 @@ void logChannels(const CommInputs& comm) {
             comm.nChannels, comm.nChannels, comm.nvlsChannels, comm.p2pnChannels, comm.p2pnChannelsPerPeer);
 }
 
+namespace {
+
+// `name` is unset for weft but the environment holds it with an empty value.
+bool emptyInEnvironment(const config::Settings& settings, const char* name) {
+  if (settings.isSet(name)) return false;
+  for (const config::Value& v : settings.history(name))
+    if (v.source == config::Source::kEnv && v.text.empty()) return true;
+  return false;
+}
+
+}  // namespace
+
 TuneSettings TuneSettings::fromSettings(const config::Settings& settings) {
   TuneSettings s;
   s.nThreads = settings.integer("NCCL_NTHREADS");
@@ -456,6 +469,9 @@ TuneSettings TuneSettings::fromSettings(const config::Settings& settings) {
   s.algo = settings.string("NCCL_ALGO");
   s.proto = settings.string("NCCL_PROTO");
   s.threadThresholds = settings.string("NCCL_THREAD_THRESHOLDS");
+  s.emptyAlgo = emptyInEnvironment(settings, "NCCL_ALGO");
+  s.emptyProto = emptyInEnvironment(settings, "NCCL_PROTO");
+  s.emptyThreadThresholds = emptyInEnvironment(settings, "NCCL_THREAD_THRESHOLDS");
   s.nThreadsSet = settings.isSet("NCCL_NTHREADS");
   s.ll128NThreadsSet = settings.isSet("NCCL_LL128_NTHREADS");
   s.patEnableSet = settings.isSet("NCCL_PAT_ENABLE");

@@ -89,6 +89,10 @@ struct TuneSettings {
   std::string algo;             // NCCL_ALGO as written ("" unset)
   std::string proto;            // NCCL_PROTO
   std::string threadThresholds; // NCCL_THREAD_THRESHOLDS
+  // The three above present in the environment but empty: NCCL reads them with getenv, which
+  // returns "", so it still logs "NCCL_ALGO set by environment to " (and the enable matrix for
+  // NCCL_ALGO/NCCL_PROTO), where an empty NCCL_PARAM integer counts as unset.
+  bool emptyAlgo = false, emptyProto = false, emptyThreadThresholds = false;
   // Which integer settings a source set: NCCL logs "NAME set by environment to V." when it
   // first reads one of them (ncclLoadParam).
   bool nThreadsSet = false, ll128NThreadsSet = false, patEnableSet = false, netOverheadSet = false,

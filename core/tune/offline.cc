@@ -22,7 +22,8 @@ Result<OfflineComm> simulateComm(const topo::TopoXml& topo, const topo::OfflineO
   if (out.domains.empty()) return invalidArgument(topo.source() + ": no GPU with a rank");
   for (const topo::SimulatedNode& d : out.domains) out.compCaps.push_back(topo::minCompCap(d.system));
   WEFT_ASSIGN_OR_RETURN(out.conn,
-                        connect::connectOffline(out.caches, out.compCaps, out.domains.front().gpusPerNode, options));
+                        connect::connectOffline(out.caches, out.compCaps, out.domains.front().gpusPerNode, options,
+                                                connect::rankCompCaps(out.domains)));
   return out;
 }
 

@@ -173,6 +173,15 @@ TEST_F(ValuesTest, AlgoListErrorsSayWhatIsWrong) {
             "\"allreduce:ring:tree\": more than one ':' (expected func:list)");
   EXPECT_EQ(parseProtoSelection("LL129").status().message(), "unknown protocol \"LL129\" (did you mean LL128?)");
   EXPECT_EQ(parseProtoSelection(";").status().message(), "no protocol in \";\"");
+  // NCCL compares whole tokens: a space is part of the name, and only the value's first section
+  // may go without a function (found by tools/nccl-oracle/sweep_tune.sh: NCCL's init fails there).
+  EXPECT_EQ(parseAlgoSelection("Ring, Tree").status().message(), "unknown algorithm \" Tree\" (did you mean Tree?)");
+  EXPECT_EQ(parseAlgoSelection("Ring; allreduce:Tree").status().message(),
+            "unknown function \" allreduce\" (did you mean AllReduce?)");
+  EXPECT_EQ(parseAlgoSelection(";Ring").status().message(),
+            "\"Ring\": only a section at the start of the value may go without a function (NCCL fails on a "
+            "leading ';')");
+  EXPECT_TRUE(parseAlgoSelection("Ring;;allreduce:Tree").isOk());  // strtok: the empty section vanishes
 }
 
 TEST_F(ValuesTest, NetDevsPolicy) {

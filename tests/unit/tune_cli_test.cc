@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -116,6 +117,31 @@ TEST(TuneCli, InfoLinesAndJsonChoicesEqualNcclOnEveryCorpusCase) {
   }
 }
 
+// --format log prints a reference log's own lines (all but its two header comments), so that
+// tools/nccl-oracle/compare_tune.sh can set weft beside NCCL's code on any topology and setting.
+TEST(TuneCli, LogFormatReprintsEveryCorpusCaseLineForLine) {
+  WEFT_REQUIRE_CORPUS();
+  std::vector<test::TuneCase> cases = test::tuneCases();
+  ASSERT_GE(cases.size(), 10u);
+  fs::path dir = test::corpusDir() / "reference-nccl-2.28.9-tuning";
+  for (const test::TuneCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::ifstream in(dir / c.name);
+    ASSERT_TRUE(in.good());
+    std::vector<std::string> want;
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("# oracle:", 0) != 0 && line.rfind("# nccl-oracle", 0) != 0) want.push_back(line);
+    Outcome out = run(tool("tune " + c.topology.string() + " --nodes " + std::to_string(c.nodes) + " --format log",
+                           envOf(c)));
+    ASSERT_EQ(out.rc, 0) << out.out;
+    std::vector<std::string> got;
+    std::istringstream lines(out.out);
+    for (std::string line; std::getline(lines, line);) got.push_back(line);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "line " << i + 1;
+  }
+}
+
 TEST(TuneCli, SearchTuneAppendsTheTuningLinesAfterTheConnectLines) {
   WEFT_REQUIRE_CORPUS();
   std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
@@ -158,11 +184,30 @@ TEST(TuneCli, ExplainPrintsTheWholeTableAndBadArgumentsFail) {
 namespace weft::tune {
 namespace {
 
+// NCCL reads NCCL_ALGO, NCCL_PROTO and NCCL_THREAD_THRESHOLDS with getenv: present but empty,
+// they still print their line (and the matrix), where an empty integer setting is unset.
+// `weft tune` of the corpus H100 on 2 nodes, AllReduce at 1 MiB, with `env`.
+Outcome h100AllReduce(const std::string& env) {
+  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
+  return run(tool("tune " + topo + " --nodes 2 --coll allreduce --sizes 1M", env));
+}
+
+TEST(TuneCli, EmptyAlgoProtoAndThresholdsStillPrintTheirLines) {
+  WEFT_REQUIRE_CORPUS();
+  Outcome o = h100AllReduce("NCCL_ALGO= NCCL_THREAD_THRESHOLDS= NCCL_NTHREADS= ");
+  ASSERT_EQ(o.rc, 0) << o.out;
+  std::vector<std::string> info = modelInfo(o.out);
+  ASSERT_GE(info.size(), 3u);
+  EXPECT_EQ(info[0], "NCCL_ALGO set by environment to ");
+  EXPECT_EQ(info[1].rfind("Enabled NCCL Func/Proto/Algo Matrix:\n", 0), 0u) << info[1];
+  EXPECT_NE(std::find(info.begin(), info.end(), "NCCL_THREAD_THRESHOLDS set by environment to "), info.end());
+  EXPECT_EQ(std::count_if(info.begin(), info.end(), [](const std::string& l) { return l.rfind("NCCL_NTHREADS", 0) == 0; }),
+            0);
+}
+
 TEST(TuneCli, SettingsPrintTheirLinesAndTheMatrixAsOneMessage) {
   WEFT_REQUIRE_CORPUS();
-  std::string topo = (test::corpusDir() / "topologies/oracle-oci-hpc/H100-topology.xml").string();
-  Outcome o = run(tool("tune " + topo + " --nodes 2 --coll allreduce --sizes 1M",
-                       "NCCL_PROTO='^LL128' NCCL_ALGO='ring;allreduce:tree' NCCL_NTHREADS=128 "));
+  Outcome o = h100AllReduce("NCCL_PROTO='^LL128' NCCL_ALGO='ring;allreduce:tree' NCCL_NTHREADS=128 ");
   ASSERT_EQ(o.rc, 0) << o.out;
   std::vector<std::string> info = modelInfo(o.out);
   ASSERT_GE(info.size(), 5u);

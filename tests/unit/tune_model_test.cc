@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "core/base/strings.h"
 #include "core/config/settings.h"
@@ -575,6 +577,53 @@ TEST(TuneInputs, P2pChannelsFollowNcclsRules) {
   EXPECT_EQ(p2pOf(2, {{"NCCL_MAX_P2P_NCHANNELS", "8"}}).p2pnChannels, 8);
   EXPECT_EQ(p2pOf(2, {{"NCCL_NCHANNELS_PER_NET_PEER", "3"}}).p2pnChannelsPerPeer, 4);  // a power of two
   EXPECT_EQ(p2pOf(2, {{"NCCL_NCHANNELS_PER_NET_PEER", "0"}}).p2pnChannelsPerPeer, 2);  // <= 0: unset
+}
+
+// NCCL's minCompCap and maxCompCap span every rank's own GPU (peer info), not each trim
+// domain's smallest: one sm80 GPU among sm90 ones on NVSwitch (one domain) gives 80/90, and
+// LL128, which needs one GPU generation, is off everywhere (nccl-oracle's mixsm copies).
+// The bundled HGX H100 with GPU `dev` given `sm`, tuned on `nodes` nodes.
+Result<Tuned> hgxWithOneGpu(int dev, int sm, int nodes) {
+  std::string text;
+  {
+    std::ifstream in(std::string(WEFT_SOURCE_DIR) + "/examples/topologies/hgx-h100-8gpu.xml");
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string gpu = strprintf("<gpu dev=\"%d\" sm=\"90\"", dev);
+  size_t at = text.find(gpu);
+  if (at == std::string::npos) return invalidArgument("no " + gpu);
+  text.replace(at, gpu.size(), strprintf("<gpu dev=\"%d\" sm=\"%d\"", dev, sm));
+  WEFT_ASSIGN_OR_RETURN(topo::TopoXml topo, topo::TopoXml::parse(text));
+  config::Settings s;
+  WEFT_ASSIGN_OR_RETURN(OfflineComm comm, simulateComm(topo, tuneSearchOptions(nodes, s)));
+  std::vector<std::string> discarded;
+  log::ScopedRecorder quiet(&discarded, log::kAll);
+  return tuneComm(comm, s);
+}
+
+TEST(TuneInputs, MixedComputeCapabilitiesTurnLl128Off) {
+  for (int nodes : {1, 2}) {
+    SCOPED_TRACE(nodes);
+    auto t = hgxWithOneGpu(3, 80, nodes);
+    ASSERT_TRUE(t.isOk()) << t.status().toString();
+    EXPECT_EQ(t->comm.minCompCap, 80);
+    EXPECT_EQ(t->comm.maxCompCap, 90);
+    for (int a : {kTree, kRing}) EXPECT_EQ(t->model.bandwidths[kAllReduce][a][kLL128], 0.0f) << algoName(a);
+  }
+}
+
+// ncclNvlsInit counts NVLS channels from the rank's own GPU: rank 0 on an sm100 GPU among sm90
+// ones has Blackwell's 24 (one host) or 32 (several), not the 16 of the box's smallest sm.
+TEST(TuneInputs, NvlsChannelsFollowRankZerosOwnGpu) {
+  auto one = hgxWithOneGpu(0, 100, 1);
+  ASSERT_TRUE(one.isOk()) << one.status().toString();
+  EXPECT_EQ(one->comm.nvlsChannels, 24);
+  auto two = hgxWithOneGpu(0, 100, 2);
+  ASSERT_TRUE(two.isOk()) << two.status().toString();
+  EXPECT_EQ(two->comm.nvlsChannels, 32);
+  auto other = hgxWithOneGpu(1, 100, 1);  // rank 1's GPU: rank 0 keeps Hopper's 16
+  ASSERT_TRUE(other.isOk()) << other.status().toString();
+  EXPECT_EQ(other->comm.nvlsChannels, 16);
 }
 
 }  // namespace

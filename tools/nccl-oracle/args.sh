@@ -11,6 +11,16 @@ oracle_args() {
   fi
 }
 
+# After a DIFF: the whole diff (weft's lines "<", NCCL's ">") in DIFF_FILE, and on stdout how many
+# lines differ and the first of each side.
+report_diff() {
+  local weft=$1 nccl=$2 diffFile=$3
+  diff "$weft" "$nccl" > "$diffFile"
+  echo "    $(grep -c '^<' "$diffFile") weft lines / $(grep -c '^>' "$diffFile") oracle lines differ; first:"
+  grep -m1 '^<' "$diffFile" | cut -c1-300 | sed 's/^</    weft:  /'
+  grep -m1 '^>' "$diffFile" | cut -c1-300 | sed 's/^>/    nccl:  /'
+}
+
 # The result for one file, from both programs' exit codes and the two files to compare (the
 # oracle's empty: nothing it printed to compare, counted as its failure): BOTHFAIL, ORACLEFAIL,
 # WEFTFAIL, SAME or DIFF.

@@ -25,6 +25,16 @@ CONNECT=1
 for f in connect.cc trees.cc rings.cc; do [ -f "$NCCL_SRC/src/graph/$f" ] || CONNECT=0; done
 rm -f "$OUT"/obj/{connect,trees,rings,connect_driver}.o
 [ $CONNECT = 1 ] && cp "$NCCL_SRC"/src/graph/{connect.cc,trees.cc,rings.cc} "$OUT/src/"
+# NCCL's tuning model (ORACLE_TUNE=1, tune_driver.cc) when the tree also has tuning.cc and the tuner
+# plugin's v5 types; the shim sees the latter and gives the communicator the tuning fields.
+TUNING=$CONNECT
+for f in src/graph/tuning.cc src/include/plugin/tuner/tuner_v5.h; do [ -f "$NCCL_SRC/$f" ] || TUNING=0; done
+rm -rf "$OUT/inc/plugin/tuner" "$OUT"/obj/{tuning,tune_driver}.o
+if [ $TUNING = 1 ]; then
+  mkdir -p "$OUT/inc/plugin/tuner"
+  cp "$NCCL_SRC/src/graph/tuning.cc" "$OUT/src/"
+  cp "$NCCL_SRC/src/include/plugin/tuner/tuner_v5.h" "$OUT/inc/plugin/tuner/"
+fi
 # Every internal header the graph code includes resolves to the shim.
 for h in core comm net channel transport device nvmlwrap coll_net cpuset bootstrap debug checks alloc param \
          env nccl_tuner trees rings utils; do
@@ -43,8 +53,15 @@ if [ $CONNECT = 1 ]; then
     echo "compiling $f.cc"
     g++ "${FLAGS[@]}" -c "$OUT/src/$f.cc" -o "$OUT/obj/$f.o"
   done
+  if [ $TUNING = 1 ]; then
+    echo "compiling tuning.cc"
+    g++ "${FLAGS[@]}" -c "$OUT/src/tuning.cc" -o "$OUT/obj/tuning.o"
+  else
+    echo "no src/graph/tuning.cc or src/include/plugin/tuner/tuner_v5.h in $NCCL_SRC: built without ORACLE_TUNE"
+  fi
   FLAGS+=(-DORACLE_WITH_CONNECT)
   g++ "${FLAGS[@]}" -c "$HERE/connect_driver.cc" -o "$OUT/obj/connect_driver.o"
+  g++ "${FLAGS[@]}" -c "$HERE/tune_driver.cc" -o "$OUT/obj/tune_driver.o"
 else
   echo "no src/graph/{connect,trees,rings}.cc in $NCCL_SRC: built without ORACLE_CONNECT"
 fi

@@ -29,11 +29,6 @@ for f in "${FILES[@]}"; do
   done
   st=$(compare_result $orc $wrc "$OUT/$k.nccl.sorted" "$OUT/$k.weft.sorted")
   echo "$st $k ($(wc -l < "$OUT/$k.nccl.sorted") lines)" | tee -a "$OUT/results.txt"
-  if [ $st = DIFF ]; then
-    diff "$OUT/$k.weft.sorted" "$OUT/$k.nccl.sorted" > "$OUT/$k.diff"
-    echo "    $(grep -c '^<' "$OUT/$k.diff") weft lines / $(grep -c '^>' "$OUT/$k.diff") oracle lines differ; first:"
-    grep -m1 '^<' "$OUT/$k.diff" | cut -c1-300 | sed 's/^</    weft:  /'
-    grep -m1 '^>' "$OUT/$k.diff" | cut -c1-300 | sed 's/^>/    nccl:  /'
-  fi
+  [ $st = DIFF ] && report_diff "$OUT/$k.weft.sorted" "$OUT/$k.nccl.sorted" "$OUT/$k.diff"
 done
 echo "--- $(awk '{print $1}' "$OUT/results.txt" | sort | uniq -c | tr '\n' ' ')"

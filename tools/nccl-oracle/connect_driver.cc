@@ -17,6 +17,7 @@
 
 ncclResult_t oracleSearchGraphs(struct ncclTopoSystem* system, struct ncclTopoGraph g[5], const std::string& pats);  // driver.cc
 bool oracleNvlsSupport(struct ncclTopoSystem* system);  // driver.cc
+int oracleTune(struct ncclComm* comm, struct ncclTopoGraph** graphs, const std::vector<int>& nodeLocalRanks);  // tune_driver.cc
 
 // Same numbering as driver.cc: node k holds ranks k*gpus .. k*gpus+gpus-1, its GPUs are the file's
 // with rank + k*gpus, each node its own host.
@@ -57,7 +58,9 @@ int envInt(const char* name, int deflt) {
 }  // namespace
 
 int oracleConnect(const char* topoFile, int nodes, const char* out, const std::string& pats) {
-  bool wantInfo = getenv("ORACLE_INFO") != NULL;
+  // ORACLE_TUNE=1: rank 0 only, silent, then NCCL's tuning phase (tune_driver.cc) prints its lines.
+  bool tune = getenv("ORACLE_TUNE") != NULL && atoi(getenv("ORACLE_TUNE")) != 0;
+  bool wantInfo = getenv("ORACLE_INFO") != NULL && !tune;
   bool collnet = pats.find("collnet") != std::string::npos;
   bool nvls = pats.find("nvls") != std::string::npos;
   struct ncclXml* xml;
@@ -148,7 +151,7 @@ int oracleConnect(const char* topoFile, int nodes, const char* out, const std::s
   int collNetNodeThreshold = envInt("NCCL_COLLNET_NODE_THRESHOLD", 2);
 
   // 2. Every rank: its comm, graphs, ncclTopoPreset into its AllGather3 record.
-  oracleInfo = 1;
+  oracleInfo = tune ? 0 : 1;
   std::vector<ncclComm*> comms(nRanks);
   std::vector<ncclSharedResourcesShim> shared(nRanks);
   std::vector<AllGatherInfo> allGather3Data(nRanks);
@@ -181,7 +184,7 @@ int oracleConnect(const char* topoFile, int nodes, const char* out, const std::s
 
   // 3. Every rank: its copy of the AllGather3 data (postset edits it), init.cc's node discovery and
   // merge, ncclTopoPostset, and the lines init.cc prints after it.
-  for (int rank = 0; rank < nRanks; rank++) {
+  for (int rank = 0; rank < (tune ? 1 : nRanks); rank++) {
     oracleRank = rank;
     struct ncclComm* comm = comms[rank];
     std::vector<AllGatherInfo> ag = allGather3Data;
@@ -248,6 +251,11 @@ int oracleConnect(const char* topoFile, int nodes, const char* out, const std::s
     }
     line[1023] = '\0';
     INFO(NCCL_INIT, "Trees%s", line);
+    if (tune) {
+      int rc = oracleTune(comm, graphs, nodeLocalRanks);
+      comm->rankToNode = NULL;
+      return rc;
+    }
     comm->rankToNode = NULL;
   }
   return 0;

@@ -13,12 +13,14 @@
 
 int oracleRank = 0;
 int oracleInfo = 0;
+unsigned long oracleSubsys = NCCL_ALL;
+int oracleParamInfo = 0;
 thread_local int ncclDebugNoWarn = 0;
 ncclNvmlDevicePairInfo ncclNvmlDevicePairs[32][32];
 
 void oracleLog(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
   if (level == NCCL_LOG_WARN && ncclDebugNoWarn) return;
-  if (level == NCCL_LOG_INFO && !oracleInfo) return;
+  if (level == NCCL_LOG_INFO && (!oracleInfo || !(flags & oracleSubsys))) return;
   char buf[4096];
   va_list ap; va_start(ap, fmt); vsnprintf(buf, sizeof buf, fmt, ap); va_end(ap);
   if (level == NCCL_LOG_WARN) fprintf(stderr, "[%d] NCCL WARN %s\n", oracleRank, buf);
@@ -28,8 +30,13 @@ const char* ncclGetEnv(const char* name) { return getenv(name); }
 int64_t ncclLoadParamShim(const char* env, int64_t deftVal) {
   const char* s = getenv(env);
   if (s == NULL || *s == 0) return deftVal;
-  char* end; errno = 0; long long v = strtoll(s, &end, 0);
-  if (errno || end == s) return deftVal;
+  // As src/misc/param.cc: strtoll, base 0; only an overflow falls back to the default.
+  errno = 0; long long v = strtoll(s, NULL, 0);
+  if (errno) {
+    if (oracleParamInfo) INFO(NCCL_ALL, "Invalid value %s for %s, using default %lld.", s, env, (long long)deftVal);
+    return deftVal;
+  }
+  if (oracleParamInfo) INFO(NCCL_ENV, "%s set by environment to %lld.", env, v);
   return v;
 }
 uint64_t getHostHash() { return 0; }

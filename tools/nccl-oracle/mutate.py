@@ -140,6 +140,22 @@ def m_c2c(t):
 def m_mixspeed(t):
     # NICs of different speeds in one box
     return re.sub(r'(<net[^>]*speed=")(\d+)(")', lambda m: m.group(1)+random.choice(['12500', '25000', '50000', '100000', '200000', '400000'])+m.group(3), t)
+# Tuning kinds: the GPU generation (the model's per-architecture limits, NVLS efficiency, LL128
+# and PAT rules), GPUs of two generations in one box (LL128 off), and boxes cut down to one or two
+# GPUs (one rank per node: PAT; two: no NVLS).
+def m_sm(t, sm):
+    return re.sub(r'(<gpu [^>]*sm=")(\d+)(")', lambda m: m.group(1)+str(sm)+m.group(3), t)
+def m_mixsm(t):
+    gpus = re.findall(r'<gpu [^>]*sm="\d+"', t)
+    if len(gpus) < 2: return t
+    g = random.choice(gpus)
+    return t.replace(g, re.sub(r'sm="(\d+)"', lambda m: 'sm="%d"' % (80 if int(m.group(1)) >= 90 else 90), g), 1)
+def m_keepgpus(t, n):
+    gpus = sorted(int(x) for x in re.findall(r'<gpu [^>]*rank="(\d+)"', t))
+    if len(gpus) <= n: return t
+    for r in gpus[n:]:
+        t = re.sub(r'<gpu [^>]*rank="%d"[^>]*(/>|>.*?</gpu>)' % r, '', t, count=1, flags=re.S)
+    return t
 variants = [
   ('nic4x', lambda t: m_netspeed(t, 4)), ('nic025', lambda t: m_netspeed(t, 0.25)), ('nic05', lambda t: m_netspeed(t, 0.5)),
   ('w8', lambda t: m_width(t, 8)), ('w4', lambda t: m_width(t, 4)), ('gen3', lambda t: m_speed(t, '8.0 GT/s PCIe')),
@@ -152,6 +168,9 @@ variants = [
   ('zhaoxin', lambda t: m_family(t, 'CentaurHauls', 7, 0x5B)), ('intel207', lambda t: m_family(t, 'GenuineIntel', 6, 207)),
   ('intel79', lambda t: m_family(t, 'GenuineIntel', 6, 79)), ('c2c', m_c2c),
   ('gh', lambda t: m_c2c(m_arch(t, 'arm64'))),
+  ('sm70', lambda t: m_sm(t, 70)), ('sm80', lambda t: m_sm(t, 80)), ('sm90', lambda t: m_sm(t, 90)),
+  ('sm100', lambda t: m_sm(t, 100)), ('sm60', lambda t: m_sm(t, 60)), ('mixsm', m_mixsm),
+  ('onegpu', lambda t: m_keepgpus(t, 1)), ('twogpu', lambda t: m_keepgpus(t, 2)),
 ]
 # MUTATE_COMBO=K (K >= 2): instead of one kind per copy, MUTATE_COPIES (default 8) copies per
 # file, each changed by K kinds drawn at random and applied in turn (kinds that interact: NICs on

@@ -133,6 +133,7 @@ class Stopwatch {
 struct SearchPhase {
   std::vector<topo::SearchCache> caches;
   std::vector<int> compCaps;
+  std::vector<int> rankCompCaps;  // each rank's own GPU (connect::rankCompCaps)
   std::optional<topo::SimulatedNode> first;
   double seconds = 0;
 };
@@ -150,6 +151,7 @@ Status runNodes(const SearchArgs& a, const topo::TopoXml& topo, const topo::Offl
     }
     if (n != 0) continue;
     if (a.explain && w == nullptr && !a.quiet) printExplain(trace);
+    out.rankCompCaps = connect::rankCompCaps(domains);
     out.first = std::move(domains.front());
   }
   out.seconds = clock.wall();
@@ -157,7 +159,7 @@ Status runNodes(const SearchArgs& a, const topo::TopoXml& topo, const topo::Offl
 }
 
 Result<connect::Connection> runConnect(const topo::OfflineOptions& o, const SearchPhase& sp) {
-  return connect::connectOffline(sp.caches, sp.compCaps, sp.first->gpusPerNode, o);
+  return connect::connectOffline(sp.caches, sp.compCaps, sp.first->gpusPerNode, o, sp.rankCompCaps);
 }
 
 // Wall and CPU seconds of the connect phase.

@@ -2,6 +2,7 @@
 // collective and size on N identical nodes, offline, with NCCL's own tuning log lines.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/base/log.h"
 #include "core/plugin/tuner_loader.h"
@@ -26,14 +27,16 @@ struct TuneArgs {
 
 int runTune(const TuneArgs& a) {
   bool json = a.format == "json";
-  if (!json && a.format != "text") return fail("weft tune", invalidUsage("--format must be text or json"));
+  bool lines = a.format == "log";
+  if (!json && !lines && a.format != "text")
+    return fail("weft tune", invalidUsage("--format must be text, json or log"));
   if (a.nodes < 1) return fail("weft tune", invalidUsage("--nodes must be at least 1"));
   auto request = parseTuneRequest(a.colls, a.sizes, a.explain);
   if (!request.isOk()) return fail("weft tune", request.status());
   // The search and connect run silently (weft search prints them); then the tuning lines are
   // this command's output: NCCL's TUNING table, INIT's threadThresholds and channel summary, and
   // the ENV lines of the settings it reads.
-  configureOfflineLogger(log::kTuning | log::kInit | log::kEnv, json);
+  configureOfflineLogger(log::kTuning | log::kInit | log::kEnv, json || lines);
   log::Options shown = log::processLogger().options();
   log::Options silent = shown;
   silent.level = log::Level::kWarn;
@@ -45,6 +48,17 @@ int runTune(const TuneArgs& a) {
   auto comm = tune::simulateComm(*topo, tune::tuneSearchOptions(a.nodes, *settings));
   if (!comm.isOk()) return fail("weft tune", comm.status());
   log::processLogger().setOptions(shown);
+  if (lines) {
+    // The reference logs' format: no tuner plugin, the tuning phase's INFO lines among the rest.
+    std::vector<std::string> info;
+    Result<tune::Tuned> tuned = [&] {
+      log::ScopedRecorder recorder(&info, log::kTuning | log::kInit | log::kEnv, log::ScopedRecorder::Mode::kTake);
+      return tune::tuneComm(*comm, *settings);
+    }();
+    if (!tuned.isOk()) return fail("weft tune", tuned.status());
+    printTuneLog(*tuned, info, *request);
+    return kExitOk;
+  }
   // NCCL_TUNER_PLUGIN: loaded and initialised right before the model, as NCCL's init does (its
   // lines and the plugin's init lines come first; a v5 plugin's constants are the model's).
   // Offline there is no net plugin whose library could hold a tuner, and no CUDA to ask for the
@@ -101,7 +115,10 @@ void addTuneCommand(CLI::App& app) {
       ->default_val("all");
   cmd->add_option("--sizes", args.sizes, "sizes in bytes: MIN:MAX (powers of two) or a comma list (8,64K,1M)")
       ->default_val("8:1G");
-  cmd->add_option("--format", args.format, "text (NCCL's lines and a table) or json")->default_val("text");
+  cmd->add_option("--format", args.format,
+                  "text (NCCL's lines and a table), json, or log (the reference tuning logs' lines: inputs, "
+                  "INFO, TUNE, TUNECH, COST; no tuner plugin)")
+      ->default_val("text");
   cmd->add_option("--explain", args.explain,
                   "also print the whole cost table at this size (before and after a tuner plugin)");
   cmd->callback([] {

@@ -8,6 +8,7 @@
 
 #include "core/base/log.h"
 #include "core/base/strings.h"
+#include "core/topo/types.h"
 #include "core/tune/select.h"
 #include "tools/weft/perf_coll.h"
 
@@ -331,6 +332,61 @@ Status writeTuneJson(JsonWriter& w, const tune::Tuned& t, const TuneRequest& r) 
   }
   w.endArray();
   return Status::ok();
+}
+
+void printTuneLog(const tune::Tuned& t, const std::vector<std::string>& info, const TuneRequest& r) {
+  const tune::CommInputs& c = t.comm;
+  std::printf("# comm nRanks %d nNodes %d localRanks %d maxLocalRanks %d minLocalRanks %d minCompCap %d maxCompCap %d "
+              "cpuArch %d cpuVendor %d netDeviceType %d maxTreePattern %d nChannels %d nvlsSupport %d nvlsChannels %d "
+              "collnetEnable %d p2pnChannels %d p2pnChannelsPerPeer %d\n",
+              c.nRanks, c.nNodes, c.localRanks, c.maxLocalRanks, c.minLocalRanks, c.minCompCap, c.maxCompCap,
+              c.cpuArch, c.cpuVendor, c.netDeviceType, c.maxTreePattern, c.nChannels, c.nvlsSupport, c.nvlsChannels,
+              c.collnetEnable, c.p2pnChannels, c.p2pnChannelsPerPeer);
+  // The reference logs' order of the graphs.
+  constexpr struct {
+    const char* name;
+    int algo;
+  } kGraphs[] = {{"Ring", tune::kRing},
+                 {"Tree", tune::kTree},
+                 {"CollNetChain", tune::kCollnetChain},
+                 {"CollNetDirect", tune::kCollnetDirect},
+                 {"NVLS", tune::kNvls}};
+  auto path = [](int type) { return std::string(topo::pathTypeName(static_cast<topo::PathType>(type))); };
+  for (const auto& k : kGraphs) {
+    const tune::GraphInputs& g = c.graph(k.algo);
+    std::printf("# graph %-13s pattern %d nChannels %d sameChannels %d bwIntra %g bwInter %g latencyInter %g "
+                "typeIntra %s typeInter %s crossNic %d\n",
+                k.name, g.pattern, g.nChannels, g.sameChannels, static_cast<double>(g.bwIntra),
+                static_cast<double>(g.bwInter), static_cast<double>(g.latencyInter), path(g.typeIntra).c_str(),
+                path(g.typeInter).c_str(), g.crossNic);
+  }
+  for (const std::string& line : info) std::printf("[0] NCCL INFO %s\n", line.c_str());
+  std::printf("# TUNE <coll> <bytes> <algo> <proto> <time_us>; TUNECH <coll> <bytes> <nMaxChannels> <nThreads>; "
+              "COST <coll> <bytes> <time_us of Tree/LL Tree/LL128 Tree/Simple Ring/LL ... PAT/Simple, -1 = not "
+              "available>\n");
+  for (int func : r.funcs) {
+    const char* name = "?";
+    for (const NamedFunc& f : kFuncs)
+      if (f.func == func) name = f.name;
+    for (std::size_t bytes : r.sizes) {
+      tune::Operation op;
+      op.func = func;
+      op.bytes = bytes;
+      tune::CostTable table;
+      tune::costTable(c, t.model, op, table);
+      Result<tune::Choice> ch = tune::choose(c, t.model, t.settings, op, nullptr);
+      if (ch.isOk())
+        std::printf("TUNE %s %zu %s %s %.3f\nTUNECH %s %zu %d %d\n", name, bytes, tune::algoName(ch->algo),
+                    tune::protoName(ch->proto), static_cast<double>(ch->timeUs), name, bytes, ch->nMaxChannels,
+                    ch->nThreads);
+      else
+        std::printf("TUNE %s %zu none none -1.000\nTUNECH %s %zu 0 0\n", name, bytes, name, bytes);
+      std::printf("COST %s %zu", name, bytes);
+      for (const auto& row : table)
+        for (float cell : row) std::printf(" %.3f", static_cast<double>(cell));
+      std::printf("\n");
+    }
+  }
 }
 
 }  // namespace weft::tool

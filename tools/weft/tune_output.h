@@ -42,4 +42,13 @@ Status printTuneText(const tune::Tuned& tuned, const TuneRequest& request);
 // "tuned_table" ("table" is the model's) and "tuner".
 Status writeTuneJson(JsonWriter& w, const tune::Tuned& tuned, const TuneRequest& request);
 
+// The line format of corpus/reference-nccl-2.28.9-tuning and of tools/nccl-oracle's tuning phase,
+// for comparing weft with NCCL's own code line by line: the model's inputs ("# comm", "# graph"),
+// NCCL's INFO lines of the tuning phase (`info`, as logged, printed with the "[0] NCCL INFO "
+// prefix), then per collective and size "TUNE coll bytes algo proto time", "TUNECH coll bytes
+// channels threads" and "COST coll bytes" with the 21 cells (-1.000: ignored or disabled). An
+// operation NCCL would refuse: "TUNE coll bytes none none -1.000" and "TUNECH coll bytes 0 0".
+// No tuner plugin (as the reference logs).
+void printTuneLog(const tune::Tuned& tuned, const std::vector<std::string>& info, const TuneRequest& request);
+
 }  // namespace weft::tool

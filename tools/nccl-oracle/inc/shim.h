@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <algorithm>
 #include <math.h>
+#include <limits>
+#include <sys/types.h>
 #include "plugin/nccl_net.h"
 
 
@@ -85,6 +87,8 @@ typedef enum { NCCL_LOG_NONE=0, NCCL_LOG_VERSION=1, NCCL_LOG_WARN=2, NCCL_LOG_IN
 
 extern int oracleRank;
 extern int oracleInfo;
+extern unsigned long oracleSubsys;  // INFO lines shown: NCCL_DEBUG_SUBSYS's mask (all unless ORACLE_TUNE)
+extern int oracleParamInfo;         // NCCL_PARAM loads print NCCL's "set by environment" lines
 void oracleLog(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) __attribute__((format(printf,5,6)));
 #define WARN(...) oracleLog(NCCL_LOG_WARN, NCCL_ALL, __FILE__, __LINE__, __VA_ARGS__)
 #define INFO(FLAGS, ...) oracleLog(NCCL_LOG_INFO, (FLAGS), __func__, __LINE__, __VA_ARGS__)
@@ -139,6 +143,43 @@ struct ncclNvls { int out; int nHeads; int headRank; int treeUp; int treeDown[NC
 struct ncclChannel { struct ncclRing ring; struct ncclTree tree; struct ncclTree collnetChain;
   struct ncclDirect collnetDirect; struct ncclNvls nvls; int id; };
 struct ncclNvlsResourcesShim { int nChannels; };
+// The tuning model (src/graph/tuning.cc, ORACLE_TUNE=1): built when build.sh found it and copied
+// the tuner plugin's v5 types (src/include/plugin/tuner/tuner_v5.h) next to the shims.
+#if __has_include("plugin/tuner/tuner_v5.h")
+#define ORACLE_HAVE_TUNING 1
+#include <cuda_runtime.h>  // CUDART_VERSION, read by tuning.cc's LL128 rule
+typedef enum { ncclFuncBroadcast = 0, ncclFuncReduce = 1, ncclFuncAllGather = 2, ncclFuncReduceScatter = 3,
+               ncclFuncAllReduce = 4 } ncclFunc_t;
+#include "plugin/tuner/tuner_v5.h"
+typedef ncclTunerConstants_v5_t ncclTunerConstants_t;
+#define NCCL_ALGO_UNDEF -1
+#define NCCL_PROTO_UNDEF -1
+#define NCCL_ALGO_PROTO_IGNORE -1.0
+#define NCCL_HW_NVLINK 0
+#define NCCL_HW_PCI 1
+#define NCCL_HW_NET 2
+#define NCCL_VOLTA_COMPCAP_IDX 0
+#define NCCL_AMPERE_COMPCAP_IDX 1
+#define NCCL_HOPPER_COMPCAP_IDX 2
+#define NCCL_BLACKWELL_COMPCAP_IDX 3
+#define NCCL_NUM_COMPCAPS NCCL_NUM_COMPCAPS_V5
+#define WARP_SIZE 32
+#define NCCL_MAX_NTHREADS 640
+#define NCCL_SIMPLE_MAX_NTHREADS 512
+#define NCCL_LL_MAX_NTHREADS 512
+#define NCCL_LL128_MAX_NTHREADS 640
+#define NCCL_LL_THREAD_THRESHOLD 8
+#define NCCL_LL128_THREAD_THRESHOLD 8
+#define NCCL_SIMPLE_THREAD_THRESHOLD 64
+// 1024 bytes over sizeof(ncclDevWorkColl): only divides numPipeOps, which is 1 here (one operation).
+#define NCCL_MAX_DEV_WORK_BATCH_COLLS 16
+extern const char* ncclFuncStr[NCCL_NUM_FUNCTIONS];
+extern const char* ncclAlgoStr[NCCL_NUM_ALGORITHMS];
+extern const char* ncclProtoStr[NCCL_NUM_PROTOCOLS];
+struct ncclNodeRanksShim { int localRanks; int* localRankToRank; };
+#else
+#define ORACLE_HAVE_TUNING 0
+#endif
 struct ncclComm {
   struct ncclPeerInfo* peerInfo; int rank; int nRanks; int localRanks; int MNNVL;
   struct ncclTopoSystem* topo; ncclNet_t* ncclNet; int ncclNetVer; ncclCollNet_t* ncclCollNet;
@@ -149,8 +190,18 @@ struct ncclComm {
   struct ncclChannel channels[MAXCHANNELS]; int collChannels; int nNodes; int node; int maxLocalRanks;
   int minCompCap; int maxCompCap; int netDeviceType; int nvlsSupport; int nvlsChannels; int nvlsHeads[MAXCHANNELS];
   int* rankToNode; int shareResources; struct ncclNvlsResourcesShim* nvlsResources; int maxTreePattern;
+#if ORACLE_HAVE_TUNING
+  // tuning phase (tuning.cc), used by the tune driver only
+  ncclTunerConstants_v5_t tunerConstants; int maxThreads[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  float bandwidths[NCCL_NUM_FUNCTIONS][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  float latencies[NCCL_NUM_FUNCTIONS][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  ssize_t threadThresholds[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  int minLocalRanks; int collNetHeadsNum; struct ncclNodeRanksShim* nodeRanks;
+#endif
 };
-static inline int log2i(int n) { int l = 0; while (n > 1) { n >>= 1; l++; } return l; }
+// utils.h's log2i (bitops.h's log2Down on the host): -1 for 0, which keeps ncclTopoGetAlgoTime's
+// tree correction off below 64 bytes.
+static inline long log2i(long n) { return n == 0 ? -1 : 63 - __builtin_clzl((unsigned long)n); }
 ncclResult_t ncclGetBtree(int nranks, int rank, int* u0, int* d1, int* d0, int* parentChildType);
 ncclResult_t ncclGetDtree(int nranks, int rank, int* u0, int* d0_0, int* d0_1, int* parentChildType0, int* u1, int* d1_0, int* d1_1, int* parentChildType1);
 ncclResult_t ncclBuildRings(int nrings, int* rings, int rank, int nranks, int* prev, int* next);
