@@ -175,9 +175,14 @@ std::unique_ptr<XmlNode> convert(const pugi::xml_node& in, const LineIndex& line
   return node;
 }
 
-// 255: NCCL's MAX_STR_LEN. NCCL silently cuts longer names and values, which changes their
-// meaning; weft rejects them.
-constexpr size_t kMaxStrLen = 255;
+// NCCL 2.28.9 reads names and values into MAX_STR_LEN (255) byte buffers and fails ("too long")
+// as soon as the byte it stores, terminator included, would be the 255th: a quoted value holds at
+// most 253 characters (its closing quote is stored too), an element name 253 (the space, '>' or
+// '/' after it is stored), an attribute name 254 (the '=' is not stored). weft takes what NCCL
+// takes and rejects the rest with the same limits.
+constexpr size_t kMaxValueLen = 253;
+constexpr size_t kMaxElementNameLen = 253;
+constexpr size_t kMaxAttributeNameLen = 254;
 // Real topologies are about ten levels deep; the limit keeps recursive walks off the stack's edge.
 constexpr int kMaxDepth = 64;
 
@@ -186,17 +191,21 @@ std::string elementAt(const pugi::xml_node& in, const LineIndex& lines, const st
 }
 
 Status checkElement(const pugi::xml_node& in, const LineIndex& lines, const std::string& source) {
-  if (std::strlen(in.name()) > kMaxStrLen) {
+  size_t nameLen = std::strlen(in.name());
+  if (nameLen > kMaxElementNameLen) {
     return invalidArgument(source + ":" + std::to_string(lines.at(in.offset_debug()).first) + ": element name is " +
-                           std::to_string(std::strlen(in.name())) + " characters long (NCCL reads at most 255)");
+                           std::to_string(nameLen) + " characters long (NCCL reads at most " +
+                           std::to_string(kMaxElementNameLen) + ")");
   }
   for (const pugi::xml_attribute& a : in.attributes()) {
     size_t len = std::strlen(a.value());
-    if (len > kMaxStrLen || std::strlen(a.name()) > kMaxStrLen) {
+    size_t keyLen = std::strlen(a.name());
+    if (len > kMaxValueLen || keyLen > kMaxAttributeNameLen) {
       std::string name = std::string(a.name()).substr(0, 32);
-      return invalidArgument(elementAt(in, lines, source) + "attribute '" + name + "' is " +
-                             std::to_string(std::max(len, std::strlen(a.name()))) +
-                             " characters long (NCCL reads at most 255)");
+      bool value = len > kMaxValueLen;
+      return invalidArgument(elementAt(in, lines, source) + "attribute '" + name + "' " + (value ? "value" : "name") +
+                             " is " + std::to_string(value ? len : keyLen) + " characters long (NCCL reads at most " +
+                             std::to_string(value ? kMaxValueLen : kMaxAttributeNameLen) + ")");
     }
     for (pugi::xml_attribute b = a.next_attribute(); b; b = b.next_attribute()) {
       if (std::string_view(a.name()) == b.name())

@@ -64,9 +64,17 @@ std::vector<Malformed> cases() {
       {"WrongRoot", "<graphs version=\"1\">\n</graphs>\n", {"bad.xml:1:", "root element is <graphs>", "expected <system version=\"1\">"}},
       {"DuplicateAttribute", "<system version=\"1\">\n  <cpu numaid=\"0\" numaid=\"1\"/>\n</system>\n", {"bad.xml:2:", "<cpu>", "attribute 'numaid' appears twice"}},
       {"HugeAttribute", "<system version=\"1\">\n  <cpu numaid=\"0\" affinity=\"" + std::string(100000, 'f') + "\"/>\n</system>\n",
-       {"bad.xml:2:", "<cpu>", "attribute 'affinity' is 100000 characters long", "at most 255"}},
+       {"bad.xml:2:", "<cpu>", "attribute 'affinity' value is 100000 characters long", "at most 253"}},
+      // NCCL 2.28.9's limits, one past each: a value of 254, an attribute name of 255, an element
+      // name of 254 characters (NCCL: "Error : value/name ... too long (max 255)").
+      {"ValueOnePastNccl", "<system version=\"1\">\n  <cpu numaid=\"0\" arch=\"x86_64\" foo=\"" + std::string(254, 'v') + "\"/>\n</system>\n",
+       {"bad.xml:2:", "<cpu>", "attribute 'foo' value is 254 characters long", "at most 253"}},
+      {"AttributeNameOnePastNccl", "<system version=\"1\">\n  <cpu numaid=\"0\" arch=\"x86_64\" " + std::string(255, 'k') + "=\"1\"/>\n</system>\n",
+       {"bad.xml:2:", "<cpu>", "name is 255 characters long", "at most 254"}},
       {"HugeElementName", "<system version=\"1\">\n  <" + std::string(300, 'p') + "/>\n</system>\n",
-       {"bad.xml:2:", "element name is 300 characters long"}},
+       {"bad.xml:2:", "element name is 300 characters long", "at most 253"}},
+      {"ElementNameOnePastNccl", "<system version=\"1\">\n  <" + std::string(254, 'p') + "/>\n</system>\n",
+       {"bad.xml:2:", "element name is 254 characters long"}},
       {"DeeplyNested", deepNesting(100000), {"bad.xml:1:", "<x>", "nested deeper than 64 levels"}},
       {"MissingNumaId", "<system version=\"1\">\n  <cpu arch=\"x86_64\"/>\n</system>\n", {"bad.xml:2:", "<cpu arch=\"x86_64\">", "missing attribute numaid", "integer"}},
       {"NonNumericNumaId", "<system version=\"1\">\n  <cpu numaid=\"zero\" arch=\"arm64\"/>\n</system>\n", {"bad.xml:2:", "<cpu numaid=\"zero\">", "numaid=\"zero\": expected an integer"}},
@@ -154,6 +162,19 @@ INSTANTIATE_TEST_SUITE_P(Inputs, TopoMalformed, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Malformed>& p) { return std::string(p.param.name); });
 
 TEST(TopoMalformedCount, AtLeastTwentyCases) { EXPECT_GE(cases().size(), 20u); }
+
+// At NCCL 2.28.9's limits exactly (a 253-character value, a 254-character attribute name, a
+// 253-character element name) NCCL loads the file; so does weft (an unknown element and
+// attribute are ignored).
+TEST(TopoMalformedLimits, LongestNamesAndValuesNcclReadsAreAccepted) {
+  std::string text = "<system version=\"1\">\n  <cpu numaid=\"0\" arch=\"arm64\" foo=\"" + std::string(253, 'v') + "\" " +
+                     std::string(254, 'k') + "=\"1\">\n    <" + std::string(253, 'p') + "/>\n  </cpu>\n</system>\n";
+  auto xml = TopoXml::parse(text, "ok.xml");
+  ASSERT_TRUE(xml.isOk()) << xml.status().toString();
+  auto system = buildSystem(*xml);
+  ASSERT_TRUE(system.isOk()) << system.status().toString();
+  EXPECT_EQ(system->count(NodeType::kCpu), 1);
+}
 
 // What NCCL's loader drops (misplaced elements of its format, unknown elements) is ignored
 // unless --strict, and link_width="" (written by NCCL's detection without sysfs) reads as 0.
