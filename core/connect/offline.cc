@@ -50,8 +50,8 @@ std::vector<int> rankCompCaps(const std::vector<topo::SimulatedNode>& domains) {
   });
   std::vector<int> out(static_cast<size_t>(domains.front().gpusPerNode), -1);
   forEachGpu([&](const topo::GpuInfo& gpu) {
-      int local = gpu.rank - first;
-      if (local >= 0 && static_cast<size_t>(local) < out.size()) out[static_cast<size_t>(local)] = gpu.cudaCompCap;
+    int local = gpu.rank - first;
+    if (local >= 0 && static_cast<size_t>(local) < out.size()) out[static_cast<size_t>(local)] = gpu.cudaCompCap;
   });
   for (int cc : out)
     if (cc < 0) return {};

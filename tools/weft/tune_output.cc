@@ -369,20 +369,16 @@ void printTuneLog(const tune::Tuned& t, const std::vector<std::string>& info, co
     for (const NamedFunc& f : kFuncs)
       if (f.func == func) name = f.name;
     for (std::size_t bytes : r.sizes) {
-      tune::Operation op;
-      op.func = func;
-      op.bytes = bytes;
-      tune::CostTable table;
-      tune::costTable(c, t.model, op, table);
-      Result<tune::Choice> ch = tune::choose(c, t.model, t.settings, op, nullptr);
-      if (ch.isOk())
-        std::printf("TUNE %s %zu %s %s %.3f\nTUNECH %s %zu %d %d\n", name, bytes, tune::algoName(ch->algo),
-                    tune::protoName(ch->proto), static_cast<double>(ch->timeUs), name, bytes, ch->nMaxChannels,
-                    ch->nThreads);
+      Decision d = decide(t, func, bytes);
+      const tune::Choice& ch = d.choice;
+      if (d.status.isOk())
+        std::printf("TUNE %s %zu %s %s %.3f\nTUNECH %s %zu %d %d\n", name, bytes, tune::algoName(ch.algo),
+                    tune::protoName(ch.proto), static_cast<double>(ch.timeUs), name, bytes, ch.nMaxChannels,
+                    ch.nThreads);
       else
         std::printf("TUNE %s %zu none none -1.000\nTUNECH %s %zu 0 0\n", name, bytes, name, bytes);
       std::printf("COST %s %zu", name, bytes);
-      for (const auto& row : table)
+      for (const auto& row : d.table)
         for (float cell : row) std::printf(" %.3f", static_cast<double>(cell));
       std::printf("\n");
     }
