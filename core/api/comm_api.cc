@@ -33,6 +33,30 @@ Result<config::Settings> commSettings() {
   return s;
 }
 
+// NCCL's checks of the fields weft accepts but does not act on (host memory has no CTAs,
+// CGA clusters, NVLS or CollNet): a value NCCL refuses is refused here too.
+Status checkConfigFields(const weft_config_t& c) {
+  auto defined = [](int v) { return v != WEFT_CONFIG_UNDEF_INT; };
+  auto flag = [&](const char* name, int v) -> Status {
+    if (defined(v) && v != 0 && v != 1) return invalidArgument(strprintf("config.%s = %d: expected 0 or 1", name, v));
+    return Status::ok();
+  };
+  if (defined(c.cga_cluster_size) && c.cga_cluster_size < 0)
+    return invalidArgument(strprintf("config.cga_cluster_size = %d: expected >= 0", c.cga_cluster_size));
+  WEFT_TRY(flag("split_share", c.split_share));
+  WEFT_TRY(flag("collnet_enable", c.collnet_enable));
+  WEFT_TRY(flag("shrink_share", c.shrink_share));
+  WEFT_TRY(flag("nvlink_centric_sched", c.nvlink_centric_sched));
+  if (defined(c.cta_policy) && (c.cta_policy < 0 || c.cta_policy > 2))
+    return invalidArgument(strprintf("config.cta_policy = %d: expected 0 (default), 1 (efficiency) or 2 (zero)", c.cta_policy));
+  if (defined(c.nvls_ctas) && c.nvls_ctas <= 0)
+    return invalidArgument(strprintf("config.nvls_ctas = %d: expected > 0", c.nvls_ctas));
+  // 64: NCCL's MAXCHANNELS.
+  if (defined(c.n_channels_per_net_peer) && (c.n_channels_per_net_peer <= 0 || c.n_channels_per_net_peer > 64))
+    return invalidArgument(strprintf("config.n_channels_per_net_peer = %d: expected 1..64", c.n_channels_per_net_peer));
+  return Status::ok();
+}
+
 Result<runtime::CommOptions> parseConfig(const weft_config_t* config, const config::Settings& settings,
                                           const runtime::CommOptions* inherit) {
   runtime::CommOptions o = inherit != nullptr ? *inherit : runtime::CommOptions{};
@@ -45,6 +69,7 @@ Result<runtime::CommOptions> parseConfig(const weft_config_t* config, const conf
       if (c.blocking != 0 && c.blocking != 1) return invalidArgument(strprintf("config.blocking = %d: expected 0 or 1", c.blocking));
       o.blocking = c.blocking == 1;
     }
+    WEFT_TRY(checkConfigFields(c));
     if (c.min_ctas != WEFT_CONFIG_UNDEF_INT) o.minCTAs = c.min_ctas;
     if (c.max_ctas != WEFT_CONFIG_UNDEF_INT) o.maxCTAs = c.max_ctas;
     if (o.minCTAs <= 0 || o.maxCTAs <= 0 || o.minCTAs > o.maxCTAs)
@@ -416,6 +441,21 @@ WEFT_API weft_result_t weft_group_end(void) {
     if (s.isOk() && !colls.empty()) s = weft::coll::runCollectives(colls);
     for (const weft_comm* wc : entered) weft::api::Registry::leave(wc);
     return s;
+  });
+}
+
+WEFT_API weft_result_t weft_group_discard(int* discarded) {
+  return guard("weft_group_discard", [&]() -> Status {
+    rt::GroupState& g = rt::threadGroup();
+    if (discarded != nullptr) *discarded = 0;
+    if (g.depth == 0) return weft::invalidUsage("weft_group_discard: not in a group call.");
+    if (--g.depth > 0) return Status::ok();
+    size_t n = g.tasks.size() + weft::api::groupCollectives().size();
+    g.tasks.clear();
+    g.error = Status::ok();
+    weft::api::groupCollectives().clear();
+    if (discarded != nullptr) *discarded = static_cast<int>(n);
+    return Status::ok();
   });
 }
 

@@ -3,6 +3,7 @@
 #include "weft/weft.h"
 
 #include "core/api/last_error.h"
+#include "core/base/log.h"
 #include "core/base/status.h"
 
 namespace weft::api {
@@ -29,5 +30,15 @@ WEFT_API const char* weft_result_string(weft_result_t result) {
 }
 
 WEFT_API const char* weft_last_error(void) { return weft::api::tlsLastError.c_str(); }
+
+WEFT_API weft_debug_logger_t weft_logger(void) {
+  return reinterpret_cast<weft_debug_logger_t>(&weft::log::weftPluginLog);
+}
+
+WEFT_API weft_log_level_t weft_log_level(void) {
+  return static_cast<weft_log_level_t>(weft::log::processLogger().options().level);
+}
+
+WEFT_API void weft_log_reset(void) { weft::log::processLogger().setOptions(weft::log::optionsFromEnvironment()); }
 
 }  // extern "C"

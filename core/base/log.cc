@@ -52,15 +52,15 @@ std::string expandFileName(const std::string& pattern) {
   return out;
 }
 
-Options optionsFromEnv() {
+}  // namespace
+
+Options optionsFromEnvironment() {
   Options o;
   if (const char* v = std::getenv("NCCL_DEBUG")) o.level = parseLevel(v);
   if (const char* v = std::getenv("NCCL_DEBUG_SUBSYS")) o.mask = parseSubsysMask(v);
   if (const char* v = std::getenv("NCCL_DEBUG_FILE")) o.file = v;
   return o;
 }
-
-}  // namespace
 
 Level parseLevel(std::string_view text) {
   struct { const char* name; Level level; } const table[] = {
@@ -139,6 +139,8 @@ void Logger::openFile() {
 }
 
 std::string Logger::prefix(Level level, const char* file, int line) const {
+  // NCCL prints VERSION lines ("NCCL version …") bare: no host, pid, device or level tag.
+  if (level == Level::kVersion) return {};
   char buf[512];
   const char* tag = level == Level::kWarn ? "WARN" : level == Level::kTrace ? "TRACE" : "INFO";
   if (options_.prefix == Prefix::kRank) {
@@ -205,7 +207,7 @@ void Logger::emitV(Level level, uint64_t subsys, const char* file, int line, con
 }
 
 Logger& processLogger() {
-  static Logger* logger = new Logger(optionsFromEnv());  // never destroyed: usable in atexit paths
+  static Logger* logger = new Logger(optionsFromEnvironment());  // never destroyed: usable in atexit paths
   return *logger;
 }
 

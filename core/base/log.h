@@ -122,6 +122,9 @@ class Logger {
   mutable std::mutex mutex_;
 };
 
+// Options from NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_DEBUG_FILE as the environment has them now.
+Options optionsFromEnvironment();
+
 // The process logger, configured once from NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_DEBUG_FILE
 // on first use. Embedders and tools may change its options afterwards.
 Logger& processLogger();

@@ -190,6 +190,10 @@ WEFT_API weft_result_t weft_redop_destroy(weft_redop_t op, weft_comm_t* comm);
  * returns when all are done, or with the first error. */
 WEFT_API weft_result_t weft_group_start(void);
 WEFT_API weft_result_t weft_group_end(void);
+/* Ends the group as weft_group_end does, but the outermost end runs nothing: the operations
+ * queued on this thread are dropped (*discarded, if not NULL, says how many). For callers that
+ * only wanted to look at a group (NCCL's ncclGroupSimulateEnd). weftInvalidUsage outside a group. */
+WEFT_API weft_result_t weft_group_discard(int* discarded);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,8 @@ extern "C" {
 #define WEFT_API
 #endif
 
+#include "weft/debug.h" /* weft_debug_logger_t, weft_log_level_t */
+
 /* Values equal ncclResult_t's. */
 typedef enum {
   weftSuccess = 0,
@@ -40,6 +42,18 @@ WEFT_API const char* weft_result_string(weft_result_t result);
 /* The message of the last error returned on this thread by any weft_* call, or "" if the last
  * call succeeded. Valid until the next weft_* call on the same thread. */
 WEFT_API const char* weft_last_error(void);
+
+/* weft's process logger (NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_DEBUG_FILE): the function net and
+ * tuner plugins receive. Faces and embedders log through it, so that their lines share its
+ * filter, prefix and output. Never NULL; thread-safe. */
+WEFT_API weft_debug_logger_t weft_logger(void);
+
+/* The logger's level (NCCL_DEBUG as read when the logger was configured). */
+WEFT_API weft_log_level_t weft_log_level(void);
+
+/* Reads NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_DEBUG_FILE again from the environment (what
+ * NCCL's ncclResetDebugInit does). */
+WEFT_API void weft_log_reset(void);
 
 #ifdef __cplusplus
 }
