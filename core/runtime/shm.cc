@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -78,6 +79,21 @@ Status peerFailure(int reported, int peerRank) {
       .withFailedRank(reported - 1);
 }
 
+std::string mib(double bytes) { return strprintf("%.1f MiB", bytes / (1024.0 * 1024.0)); }
+
+Status shmSpaceError(const std::string& name, size_t size, int err) {
+  std::string room;
+  struct statvfs fs {};
+  if (statvfs("/dev/shm", &fs) == 0)
+    room = strprintf("; /dev/shm has %s free of %s", mib(double(fs.f_bavail) * double(fs.f_frsize)).c_str(),
+                     mib(double(fs.f_blocks) * double(fs.f_frsize)).c_str());
+  return systemError(strprintf(
+      "cannot reserve %s for shared-memory segment %s in /dev/shm (%s%s). Ways out: a larger /dev/shm "
+      "(docker run --shm-size=1g, a Kubernetes emptyDir with medium Memory), a smaller NCCL_BUFFSIZE "
+      "(each channel and peer takes NCCL_BUFFSIZE), or NCCL_SHM_DISABLE=1 (local ranks then use the net plugin)",
+      mib(double(size)).c_str(), name.c_str(), std::strerror(err), room.c_str()));
+}
+
 }  // namespace
 
 Result<ShmSegment> ShmSegment::create(size_t size, const std::string& what) {
@@ -93,6 +109,10 @@ Result<ShmSegment> ShmSegment::create(size_t size, const std::string& what) {
     Fd owner(fd);
     if (ftruncate(fd, static_cast<off_t>(size)) != 0)
       return errnoError(strprintf("ftruncate of %s to %zu bytes (is /dev/shm full?)", s.name_.c_str(), size), errno);
+    // tmpfs hands out pages when they are first touched: without reserving them here, a
+    // /dev/shm smaller than the job's segments (Docker's 64 MiB default) kills the process with
+    // SIGBUS at its first transfer instead of failing init with a reason.
+    if (int err = posix_fallocate(fd, 0, static_cast<off_t>(size)); err != 0) return shmSpaceError(s.name_, size, err);
     void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) return errnoError("mmap of " + s.name_, errno);
     s.data_ = p;
@@ -102,10 +122,14 @@ Result<ShmSegment> ShmSegment::create(size_t size, const std::string& what) {
   return systemError("could not find a free /dev/shm name");
 }
 
-Result<ShmSegment> ShmSegment::open(const std::string& name, size_t size) {
+Result<ShmSegment> ShmSegment::open(const std::string& name, size_t size, int ownerRank) {
   ShmSegment s;
   s.name_ = name;
   int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == ENOENT && ownerRank >= 0)
+    return remoteError(strprintf("rank %d failed or aborted before this rank mapped its shared-memory segment %s",
+                                 ownerRank, name.c_str()))
+        .withFailedRank(ownerRank);
   if (fd < 0) return errnoError("shm_open(" + name + ") of a peer's segment", errno);
   Fd owner(fd);
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -266,7 +290,7 @@ void ShmRecv::markFailed(int failedRank) { flagFailure(seg_, &ShmCtrl::receiverF
 
 Result<std::unique_ptr<ShmSend>> ShmSend::open(const std::string& name, size_t stepSize, Bell* peerBell, int peerRank) {
   std::unique_ptr<ShmSend> s(new ShmSend());
-  WEFT_ASSIGN_OR_RETURN(s->seg_, ShmSegment::open(name, kCtrlBytes + kSteps * stepSize));
+  WEFT_ASSIGN_OR_RETURN(s->seg_, ShmSegment::open(name, kCtrlBytes + kSteps * stepSize, peerRank));
   s->stepSize_ = stepSize;
   s->peerBell_ = peerBell;
   s->peerRank_ = peerRank;

@@ -21,7 +21,9 @@ namespace weft::runtime {
 class ShmSegment {
  public:
   static Result<ShmSegment> create(size_t size, const std::string& what);
-  static Result<ShmSegment> open(const std::string& name, size_t size);
+  // Maps a peer's segment. `ownerRank` (when >= 0) is the rank that made it: a segment that is gone
+  // means that rank failed before this one mapped it, which is then the error (naming it).
+  static Result<ShmSegment> open(const std::string& name, size_t size, int ownerRank = -1);
   ShmSegment() = default;
   ~ShmSegment();
   ShmSegment(ShmSegment&& o) noexcept;
