@@ -64,8 +64,11 @@ Status enqueue(const char* what, weft_comm_t* comm, void* stream, const void* se
   }
   a.send = send;
   a.recv = recv;
+  // Counted whether or not the line below is logged: the count goes with this rank's goodbye.
+  uint64_t opCount = c.opCount++;
+  a.seq = c.opCount;
   WEFT_INFO(log::kColl, "%s: opCount %llx sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] stream %p",
-            config::funcName(coll::funcOf(a.coll)), static_cast<unsigned long long>(c.opCount++), send, recv, a.count,
+            config::funcName(coll::funcOf(a.coll)), static_cast<unsigned long long>(opCount), send, recv, a.count,
             static_cast<int>(a.type), static_cast<int>(op), a.root, static_cast<void*>(comm), c.nranks, stream);
   if (a.count == 0) return Status::ok();  // NCCL drops empty operations
   WEFT_ASSIGN_OR_RETURN(coll::AlgoChoice choice, coll::chooseAlgorithm(what, c, a.coll, a.type, a.count));

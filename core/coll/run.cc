@@ -36,6 +36,7 @@ struct ChannelRun {
   std::vector<Step> steps;
   std::vector<runtime::SendConnection*> sends;
   std::vector<runtime::RecvConnection*> recvs;
+  std::vector<int> sendPeers, recvPeers;  // the ranks of sends and recvs (for messages)
   size_t slotBytes = 0;  // the smallest step of its connections
   size_t step = 0;  // current step
   size_t done = 0;  // elements of it moved
@@ -331,6 +332,8 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
       r.channel = c;
       r.steps = std::move(lane.steps);
       r.slotBytes = SIZE_MAX;
+      r.sendPeers = lane.sendTo;
+      r.recvPeers = lane.recvFrom;
       for (int peer : lane.sendTo) {
         auto it = comm.sends.find({0, c, peer});
         if (it == comm.sends.end())
@@ -419,6 +422,7 @@ struct Active {
 
 Status failOn(Comm& comm, Status s) {
   if (comm.stop.load()) s = comm.stoppedStatus("running a collective");
+  else s = comm.rootCause(std::move(s));
   // Peers are told who failed first: the rank a peer's report named, else this one.
   comm.fail(s, s.failedRank() >= 0 ? s.failedRank() : comm.rank);
   return s;
@@ -431,9 +435,16 @@ Result<bool> pass(Active& act) {
   if (!act.planned) {
     act.planned = true;
     if (comm.stop.load()) return comm.stoppedStatus("starting a collective");
+    if (a.seq != 0) {
+      if (Status s = comm.startCollective(a.seq, config::funcName(funcOf(a.coll))); !s.isOk()) {
+        comm.failLocally(s);  // the other ranks find the same departure themselves
+        return comm.stoppedStatus("starting a collective");
+      }
+    }
     if (comm.nranks == 1) {
       WEFT_TRY(oneRank(a));
       act.done = true;
+      comm.endCollective();
       return true;
     }
     WEFT_ASSIGN_OR_RETURN(act.runs, cachedPlan(comm, a, &act.allShm));
@@ -468,6 +479,7 @@ Result<bool> pass(Active& act) {
     for (runtime::RecvConnection* r : ch.recvs) r->endInto();
   }
   act.done = true;
+  comm.endCollective();
   return true;
 }
 
@@ -506,6 +518,48 @@ Status connectTrees(std::span<const CollTask> tasks) {
 }
 
 }  // namespace
+
+// Where a collective that stopped moving waits: each unfinished channel's step and peers.
+std::string whereStuck(const Active& act) {
+  std::string where;
+  int shown = 0;
+  for (const ChannelRun& ch : *act.runs) {
+    if (ch.step >= ch.steps.size()) continue;
+    if (++shown > 4) {
+      where += "; …";
+      break;
+    }
+    auto ranks = [](const std::vector<int>& v) {
+      std::string out;
+      for (int r : v) out += (out.empty() ? "" : ",") + std::to_string(r);
+      return out;
+    };
+    Prim p = ch.steps[ch.step].prim;
+    where += strprintf("%schannel %d at step %zu of %zu (%s)", where.empty() ? "" : "; ", ch.channel, ch.step + 1,
+                       ch.steps.size(), primName(p));
+    if (readsRecv(p) && !ch.recvPeers.empty()) where += " receiving from rank " + ranks(ch.recvPeers);
+    if (writesSend(p) && !ch.sendPeers.empty())
+      where += std::string(readsRecv(p) ? " and" : "") + " sending to rank " + ranks(ch.sendPeers);
+  }
+  return where.empty() ? "its last sends to leave" : where;
+}
+
+// WEFT_OP_TIMEOUT: a collective of a communicator with a timeout that has not moved for that long
+// fails, naming where it waits; the communicator is then broken (it must be aborted).
+Status checkProgress(std::span<Active> acts, const runtime::Waiter& waiter) {
+  auto idle = waiter.idleFor();
+  for (Active& act : acts) {
+    Comm& comm = *act.task->comm;
+    if (act.done || comm.opTimeout.count() == 0 || idle < comm.opTimeout || act.runs == nullptr) continue;
+    const CollArgs& a = act.task->args;
+    return failOn(comm, systemError(strprintf(
+                            "%s #%llu made no progress for %.1f s (WEFT_OP_TIMEOUT=%lld): %s; the communicator must be aborted",
+                            config::funcName(funcOf(a.coll)), static_cast<unsigned long long>(a.seq),
+                            std::chrono::duration<double>(idle).count(), static_cast<long long>(comm.opTimeout.count()),
+                            whereStuck(act).c_str())));
+  }
+  return Status::ok();
+}
 
 Status runCollectives(std::span<const CollTask> tasks) {
   WEFT_TRY(connectTrees(tasks));
@@ -569,7 +623,7 @@ Status runCollectives(std::span<const CollTask> tasks) {
                            for (Active& act : acts)
                              if (!act.done && act.task->comm->stop.load())
                                return failOn(*act.task->comm, act.task->comm->stoppedStatus("running a collective"));
-                           return Status::ok();
+                           return checkProgress(acts, waiter);
                          },
                          [&] {
                            Sweep again = sweep();

@@ -27,6 +27,7 @@ struct CollArgs {
   config::Algo algo = config::Algo::kRing;  // kRing or kTree (AllReduce), see algorithm.h
   config::Proto proto = config::Proto::kSimple;  // what NCCL would use (logged); host memory moves Simple
   int channels = 0;  // channel budget (NCCL's nMaxChannels); 0: channelsFor
+  uint64_t seq = 0;  // the communicator's count of collectives called, this one included (0: unnumbered)
 };
 
 // How many channels a collective of `bytes` uses: one per 512 KiB of traffic, at most the

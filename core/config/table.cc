@@ -235,6 +235,14 @@ std::vector<SettingDef> runtimeRows() {
       {.name = "WEFT_INIT_TIMEOUT", .type = Type::kInt, .defaultValue = "120",
        .doc = "Seconds a communicator's init waits for all ranks; the error names the ranks that never arrived",
        .module = "bootstrap", .range = {1, 86400}},
+      {.name = "WEFT_PEER_TIMEOUT", .type = Type::kInt, .defaultValue = "30",
+       .doc = "Seconds a rank's ring neighbours wait for its heartbeat before declaring it failed (stopped, frozen "
+              "or cut off); the process sends them, not the caller, so a busy rank is never dropped; 0: no heartbeats",
+       .module = "bootstrap", .range = {0, 86400}},
+      {.name = "WEFT_OP_TIMEOUT", .type = Type::kInt, .defaultValue = "0",
+       .doc = "Seconds a collective or send/recv may go without progress before it fails, naming the ranks, channel "
+              "and step it waits for (the communicator must then be aborted); 0: wait as long as the peers live",
+       .module = "comm", .range = {0, 86400}},
       {.name = "WEFT_DEVICE", .type = Type::kInt, .defaultValue = "",
        .doc = "The GPU (dev= in NCCL_TOPO_FILE) this rank plays without a GPU (unset: its index among its "
               "host's ranks)",

@@ -372,32 +372,56 @@ Status Bootstrap::recv(int peer, uint32_t tag, std::vector<char>& out, const Dea
   }
 }
 
-void Bootstrap::startWatch(std::function<void(int, const std::string&)> onFailure) {
+// One message on the watch ring: 'H' heartbeat, 'B' goodbye of `rank` after `count`
+// collectives, 'F' failure of `rank`. Fixed size, so a reader only counts bytes.
+struct Bootstrap::WatchMessage {
+  static constexpr size_t kBytes = 13;
+  char kind = 0;
+  int32_t rank = 0;
+  uint64_t count = 0;
+  void pack(char* out) const {
+    out[0] = kind;
+    std::memcpy(out + 1, &rank, 4);
+    std::memcpy(out + 5, &count, 8);
+  }
+  static WatchMessage unpack(const char* in) {
+    WatchMessage m;
+    m.kind = in[0];
+    std::memcpy(&m.rank, in + 1, 4);
+    std::memcpy(&m.count, in + 5, 8);
+    return m;
+  }
+};
+
+void Bootstrap::startWatch(WatchEvents events, std::chrono::milliseconds peerTimeout) {
   if (nranks_ < 2) return;
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) return;
   stopPipeRead_ = Fd(p[0]);
   stopPipeWrite_ = Fd(p[1]);
-  onFailure_ = std::move(onFailure);
+  events_ = std::move(events);
+  peerTimeout_ = peerTimeout;
   watchStopped_ = false;
   watch_ = std::thread([this] { watchLoop(); });
 }
 
-void Bootstrap::sendWatch(char kind, int failedRank) {
-  char msg[5];
-  msg[0] = kind;
-  std::memcpy(msg + 1, &failedRank, 4);
+// Sends to both neighbours, or to one side only (0: next, 1: prev).
+void Bootstrap::sendWatch(char kind, int rank, uint64_t count, int onlySide) {
+  char msg[WatchMessage::kBytes];
+  WatchMessage{kind, rank, count}.pack(msg);
   std::lock_guard<std::mutex> lock(watchMutex_);
-  for (Fd* fd : {&watchNext_, &watchPrev_})
-    if (fd->valid()) (void)::send(fd->get(), msg, sizeof(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
+  Fd* fds[2] = {&watchNext_, &watchPrev_};
+  for (int side = 0; side < 2; ++side)
+    if ((onlySide < 0 || onlySide == side) && fds[side]->valid())
+      (void)::send(fds[side]->get(), msg, sizeof(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-void Bootstrap::goodbye() {
-  if (!failed_.load()) sendWatch('B', rank_);
+void Bootstrap::goodbye(uint64_t collectives) {
+  if (!failed_.load()) sendWatch('B', rank_, collectives);
 }
 
 void Bootstrap::fail(int failedRank) {
-  if (!failed_.exchange(true)) sendWatch('F', failedRank);
+  if (!failed_.exchange(true)) sendWatch('F', failedRank, 0);
 }
 
 void Bootstrap::stopWatch() {
@@ -409,55 +433,84 @@ void Bootstrap::stopWatch() {
 }
 
 void Bootstrap::watchLoop() {
+  using Clock = std::chrono::steady_clock;
   int n = nranks_;
   int neighbour[2] = {(rank_ + 1) % n, (rank_ - 1 + n) % n};
   bool open[2] = {true, true};
-  char buf[2][5];
+  char buf[2][WatchMessage::kBytes];
   size_t got[2] = {0, 0};
+  std::vector<bool> departed(static_cast<size_t>(n), false);
+  // A heartbeat four times per timeout, at most every second: a neighbour is declared silent only
+  // after several were missed.
+  bool beats = peerTimeout_.count() > 0;
+  auto interval = std::min<Clock::duration>(std::chrono::seconds(1), peerTimeout_ / 4);
+  Clock::time_point lastHeard[2] = {Clock::now(), Clock::now()};
+  Clock::time_point nextBeat = Clock::now();
+  // Reports a failure once: to the other neighbour (and, for a silent one, to it too, so that it
+  // learns it was dropped if it comes back), then here.
+  auto failed = [&](int side, int failedRank, const std::string& text, bool tellBoth) {
+    if (failed_.exchange(true)) return;
+    sendWatch('F', failedRank, 0, tellBoth ? -1 : 1 - side);
+    if (events_.onFailure) events_.onFailure(failedRank, text);
+  };
+  Clock::time_point lastLoop = Clock::now();
   for (;;) {
+    Clock::time_point now = Clock::now();
+    // This process itself was stopped (SIGSTOP, a debugger) and resumed: its neighbours' silence
+    // is its own; read what they sent meanwhile (a failure report, most likely) before judging.
+    if (beats && now - lastLoop > peerTimeout_ / 2) lastHeard[0] = lastHeard[1] = now;
+    lastLoop = now;
+    if (beats && now >= nextBeat) {
+      for (int side = 0; side < 2; ++side)
+        if (open[side]) sendWatch('H', rank_, 0, side);
+      nextBeat = now + interval;
+    }
+    for (int side = 0; beats && side < 2; ++side) {
+      if (!open[side] || now - lastHeard[side] <= peerTimeout_) continue;
+      double silent = std::chrono::duration<double>(now - lastHeard[side]).count();
+      failed(side, neighbour[side],
+             strprintf("rank %d sent nothing to rank %d for %.1f s (WEFT_PEER_TIMEOUT=%lld s): its process is stopped "
+                       "(SIGSTOP, a debugger), frozen, or cut off from the network",
+                       neighbour[side], rank_, silent, static_cast<long long>(peerTimeout_.count() / 1000)),
+             true);
+      return;
+    }
+    int waitMs = -1;
+    if (beats) waitMs = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(nextBeat - now).count()) + 1;
     pollfd fds[3] = {{stopPipeRead_.get(), POLLIN, 0},
                      {open[0] ? watchNext_.get() : -1, POLLIN, 0},
                      {open[1] ? watchPrev_.get() : -1, POLLIN, 0}};
-    if (::poll(fds, 3, -1) < 0) {
+    if (::poll(fds, 3, waitMs) < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if (fds[0].revents != 0) return;
     for (int side = 0; side < 2; ++side) {
       if (!open[side] || fds[side + 1].revents == 0) continue;
-      ssize_t r = ::recv(fds[side + 1].fd, buf[side] + got[side], 5 - got[side], MSG_DONTWAIT);
+      ssize_t r = ::recv(fds[side + 1].fd, buf[side] + got[side], WatchMessage::kBytes - got[side], MSG_DONTWAIT);
       if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-      int failedRank = -1;
-      std::string text;
       if (r <= 0) {
-        failedRank = neighbour[side];
-        text = strprintf("rank %d closed its bootstrap connection to rank %d without a goodbye (the process died or "
-                         "was killed)", failedRank, rank_);
-      } else if ((got[side] += static_cast<size_t>(r)) == 5) {
-        got[side] = 0;
-        int who = 0;
-        std::memcpy(&who, buf[side] + 1, 4);
-        if (buf[side][0] == 'B') {
-          open[side] = false;  // an orderly close: nothing more to watch on that side
-          continue;
+        failed(side, neighbour[side],
+               strprintf("rank %d closed its bootstrap connection to rank %d without a goodbye (the process died or was "
+                         "killed)", neighbour[side], rank_),
+               false);
+        return;
+      }
+      lastHeard[side] = Clock::now();
+      if ((got[side] += static_cast<size_t>(r)) < WatchMessage::kBytes) continue;
+      got[side] = 0;
+      WatchMessage m = WatchMessage::unpack(buf[side]);
+      if (m.kind == 'H') continue;
+      if (m.kind == 'B') {
+        if (m.rank == neighbour[side]) open[side] = false;  // it closes: nothing more to watch on that side
+        if (m.rank >= 0 && m.rank < n && !departed[static_cast<size_t>(m.rank)]) {
+          departed[static_cast<size_t>(m.rank)] = true;
+          if (open[1 - side]) sendWatch('B', m.rank, m.count, 1 - side);  // around the ring
+          if (events_.onGoodbye) events_.onGoodbye(m.rank, m.count);
         }
-        failedRank = who;
-        text = strprintf("rank %d failed or aborted (passed on by rank %d)", who, neighbour[side]);
-      } else {
         continue;
       }
-      if (!failed_.exchange(true)) {
-        // Pass it on to the other neighbour, then report it here.
-        char msg[5];
-        msg[0] = 'F';
-        std::memcpy(msg + 1, &failedRank, 4);
-        {
-          std::lock_guard<std::mutex> lock(watchMutex_);
-          Fd& other = side == 0 ? watchPrev_ : watchNext_;
-          if (open[1 - side] && other.valid()) (void)::send(other.get(), msg, sizeof(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
-        }
-        if (onFailure_) onFailure_(failedRank, text);
-      }
+      failed(side, m.rank, strprintf("rank %d failed or aborted (passed on by rank %d)", m.rank, neighbour[side]), false);
       return;
     }
     if (!open[0] && !open[1]) return;

@@ -67,20 +67,29 @@ class Bootstrap {
   Status send(int peer, uint32_t tag, const void* data, size_t size, const Deadline& deadline);
   Status recv(int peer, uint32_t tag, std::vector<char>& out, const Deadline& deadline);
 
-  // The watch ring: a second pair of connections to the ring neighbours, read only by a thread
-  // that reports a neighbour that died (its connection closed without a goodbye) or a failure
-  // passed along the ring. `onFailure(rank, text)` is called once, from that thread; the failure
-  // is passed on to the other neighbour. say goodbye() before an orderly close, fail() to report
-  // this rank's own failure or abort to the ring.
-  void startWatch(std::function<void(int failedRank, const std::string& text)> onFailure);
-  void goodbye();
+  // The watch ring: a second pair of connections to the ring neighbours, read only by a thread.
+  // It reports a neighbour that died (its connection closed without a goodbye), one that sent
+  // nothing for `peerTimeout` (stopped, frozen or cut off: the thread sends a heartbeat every
+  // second or so, so a healthy process is never silent however busy its caller is; 0: no
+  // heartbeats), and failures passed along the ring: `onFailure(rank, text)` is called once, and
+  // the failure goes on to the other neighbour. Goodbyes (an orderly close, with the number of
+  // collectives the rank called) go around the ring too: `onGoodbye(rank, collectives)` is called
+  // once per rank. Say goodbye() before an orderly close, fail() to report this rank's own failure
+  // or abort.
+  struct WatchEvents {
+    std::function<void(int failedRank, const std::string& text)> onFailure;
+    std::function<void(int rank, uint64_t collectives)> onGoodbye;
+  };
+  void startWatch(WatchEvents events, std::chrono::milliseconds peerTimeout);
+  void goodbye(uint64_t collectives);
   void fail(int failedRank);
   void stopWatch();
 
  private:
   Bootstrap() = default;
+  struct WatchMessage;
   void watchLoop();
-  void sendWatch(char kind, int failedRank);
+  void sendWatch(char kind, int rank, uint64_t count, int onlySide = -1);
 
   int rank_ = 0;
   int nranks_ = 0;
@@ -99,7 +108,8 @@ class Bootstrap {
   std::mutex watchMutex_;
   std::thread watch_;
   Fd stopPipeRead_, stopPipeWrite_;
-  std::function<void(int, const std::string&)> onFailure_;
+  WatchEvents events_;
+  std::chrono::milliseconds peerTimeout_{0};
   std::atomic<bool> failed_{false};
   std::atomic<bool> watchStopped_{true};
 };

@@ -163,6 +163,33 @@ void Comm::fail(const Status& why, int failedRank) {
   stopAll(failedRank);
 }
 
+Status Comm::rootCause(Status s) {
+  if (s.code() != Code::kRemoteError || s.failedRank() >= 0) return s;
+  for (int i = 0; i < 40; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(errorMutex);
+      if (!error.isOk()) return error;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return s;
+}
+
+void Comm::failLocally(const Status& why) {
+  {
+    std::lock_guard<std::mutex> lock(errorMutex);
+    if (!error.isOk()) return;
+    error = why;
+    state.store(static_cast<int>(why.code()));
+  }
+  WEFT_WARN("comm %p rank %d: %s", static_cast<void*>(this), rank, why.message().c_str());
+  stop.store(true);
+  if (myBell) {
+    myBell->bell()->seq.fetch_add(1);
+    ringBell(myBell->bell());
+  }
+}
+
 void Comm::stopAll(int failedRank) {
   stop.store(true);
   {
@@ -175,6 +202,44 @@ void Comm::stopAll(int failedRank) {
     myBell->bell()->seq.fetch_add(1);
     ringBell(myBell->bell());
   }
+}
+
+namespace {
+
+std::string ordinal(uint64_t n) {
+  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+  return std::to_string(n) + suffix;
+}
+
+Status leftBefore(int peer, uint64_t collectives, uint64_t seq, const char* name) {
+  return invalidUsage(strprintf("rank %d finalized or destroyed its communicator after %llu collectives; this rank is "
+                                "in its %s (%s): mismatched calls",
+                                peer, static_cast<unsigned long long>(collectives), ordinal(seq).c_str(),
+                                name != nullptr ? name : "a collective"));
+}
+
+}  // namespace
+
+void Comm::noteGoodbye(int peer, uint64_t collectives) {
+  {
+    std::lock_guard<std::mutex> lock(departedMutex);
+    departed[peer] = collectives;
+  }
+  uint64_t seq = collRunning.load();
+  if (seq > collectives) failLocally(leftBefore(peer, collectives, seq, collRunningName.load()));
+}
+
+Status Comm::startCollective(uint64_t seq, const char* name) {
+  collRunningName.store(name);
+  collRunning.store(seq);
+  std::lock_guard<std::mutex> lock(departedMutex);
+  for (const auto& [peer, collectives] : departed)
+    if (collectives < seq) {
+      Status s = leftBefore(peer, collectives, seq, name);
+      collRunning.store(0);
+      return s;
+    }
+  return Status::ok();
 }
 
 Status Comm::stoppedStatus(const std::string& what) {
@@ -193,10 +258,13 @@ Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* d
     d.what = what;
     return d;
   };
-  for (PendingConnection& p : pending)
-    if (!p.req.send) WEFT_TRY(createRecvSide(p, deadlineOf(p)));
-  for (PendingConnection& p : pending)
-    if (p.req.send) WEFT_TRY(createSendSide(p, deadlineOf(p)));
+  // Each connection's deadline, fixed now (WEFT_OP_TIMEOUT counts from the start of the connect).
+  std::vector<Deadline> deadlines;
+  for (const PendingConnection& p : pending) deadlines.push_back(deadlineOf(p));
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (!pending[i].req.send) WEFT_TRY(createRecvSide(pending[i], deadlines[i]));
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (pending[i].req.send) WEFT_TRY(createSendSide(pending[i], deadlines[i]));
   for (size_t left = pending.size(), spins = 0; left > 0; ++spins) {
     for (PendingConnection& p : pending) {
       if (p.done) continue;
@@ -205,7 +273,8 @@ Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* d
     }
     if (left == 0) break;
     WEFT_TRY(checkStopped(pending));
-    if (deadline != nullptr) WEFT_TRY(deadline->sliceMs().takeStatus());
+    for (size_t i = 0; i < pending.size(); ++i)
+      if (!pending[i].done) WEFT_TRY(deadlines[i].sliceMs().takeStatus());
     if (spins > 100) std::this_thread::sleep_for(std::chrono::microseconds(spins > 1000 ? 1000 : 50));
   }
   for (PendingConnection& p : pending) {
@@ -336,6 +405,7 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
   c.mode = c.settings.isSet("NCCL_TOPO_FILE") ? DeviceMode::kEmulated : DeviceMode::kCpu;
   c.stepSize = static_cast<size_t>(c.settings.integer("NCCL_BUFFSIZE")) / kSteps;
   c.algorithms = c.settings.algorithms();
+  c.opTimeout = std::chrono::seconds(c.settings.integer("WEFT_OP_TIMEOUT"));
   c.commHash = topo::ncclStringHash(std::string_view(reinterpret_cast<const char*>(&handle), sizeof(handle)));
   WEFT_INFO(log::kInit, "ncclCommInitRank comm %p rank %d nranks %d - Init START", static_cast<void*>(&c), rank, nranks);
   auto timeout = std::chrono::seconds(c.settings.integer("WEFT_INIT_TIMEOUT"));
@@ -354,7 +424,10 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
   WEFT_ASSIGN_OR_RETURN(c.bootstrap, Bootstrap::init(handle, local, rank, nranks, dl));
   // Every rank has checked in: a root in this process has done its work.
   joinRoot(handle.magic);
-  c.bootstrap->startWatch([&c](int failed, const std::string& text) { c.fail(remoteError(text), failed); });
+  Bootstrap::WatchEvents events;
+  events.onFailure = [&c](int failed, const std::string& text) { c.fail(remoteError(text), failed); };
+  events.onGoodbye = [&c](int gone, uint64_t collectives) { c.noteGoodbye(gone, collectives); };
+  c.bootstrap->startWatch(std::move(events), std::chrono::seconds(c.settings.integer("WEFT_PEER_TIMEOUT")));
   double tBootstrap = secondsSince(t0);
 
   WEFT_TRY(exchangePeers(c, dl));
@@ -384,7 +457,7 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
 
 void closeComm(Comm& c) {
   if (c.bootstrap) {
-    if (!c.stop.load()) c.bootstrap->goodbye();
+    if (!c.stop.load()) c.bootstrap->goodbye(c.opCount);
     c.bootstrap->stopWatch();
   }
   std::lock_guard<std::mutex> lock(c.errorMutex);

@@ -109,6 +109,14 @@ class Comm {
   std::shared_ptr<void> collCache;  // core/coll's last plan on this communicator (run.cc)
   bool treesConnected = false;  // tree peers are connected at the first Tree collective
   uint64_t opCount = 0;         // collectives called (NCCL's opCount in its COLL line)
+  std::chrono::seconds opTimeout{0};  // WEFT_OP_TIMEOUT: an operation without progress this long fails (0: never)
+  // The collective running now: its number (opCount when it was called, 1-based; 0: none) and
+  // name, read by the watch thread when a peer says goodbye.
+  std::atomic<uint64_t> collRunning{0};
+  std::atomic<const char*> collRunningName{nullptr};
+  // Ranks that left in order (finalize/destroy), with the number of collectives each called.
+  std::mutex departedMutex;
+  std::map<int, uint64_t> departed;
 
   // State. `stop` ends every wait (abort, or a failure anywhere); `error` says why.
   std::atomic<bool> stop{false};
@@ -140,7 +148,27 @@ class Comm {
   void stopAll(int failedRank);
   // The error to return after a wait was stopped: the recorded one, or "aborted".
   Status stoppedStatus(const std::string& what);
-  Deadline opDeadline(const std::string& what) { return Deadline::never(&stop, what); }
+  // A peer's goodbye (watch thread): fails the collective running now if the peer left before it.
+  void noteGoodbye(int peer, uint64_t collectives);
+  // Marks collective `seq` (1-based) as running; an error (and the communicator failed) if a rank
+  // already left before calling it: mismatched calls, which would otherwise wait forever.
+  Status startCollective(uint64_t seq, const char* name);
+  void endCollective() { collRunning.store(0); }
+  // The deadline of a wait inside an operation (connecting peers at the first send/recv, a split):
+  // WEFT_OP_TIMEOUT when set, else none (abortable).
+  Deadline opDeadline(const std::string& what) {
+    if (opTimeout.count() == 0) return Deadline::never(&stop, what);
+    return Deadline::in(opTimeout, &stop,
+                        what + " (WEFT_OP_TIMEOUT=" + std::to_string(opTimeout.count()) + " s; the communicator must be aborted)");
+  }
+  // A transport error that does not say who failed (a net plugin's "remote error": the peer
+  // closed the connection because something failed somewhere) is usually followed within
+  // milliseconds by the watch ring's report naming the rank that failed first: waits up to 200 ms
+  // for that report and returns it, else `s`.
+  Status rootCause(Status s);
+  // A failure of this rank alone: its waits stop and its calls fail, but nothing is passed to the
+  // peers (each finds the same cause itself, and would otherwise get this rank's name instead).
+  void failLocally(const Status& why);
 };
 
 // Init of one rank; runs in the caller's thread (blocking) or the comm's init thread.

@@ -143,7 +143,12 @@ Status connectTasks(std::vector<P2pTask>& tasks) {
     if (!dup) reqs.push_back({t.comm, 1, 0, t.peer, t.send});
   }
   if (!reqs.empty()) {
-    WEFT_TRY(connectAll(reqs));
+    if (Status s = connectAll(reqs); !s.isOk()) {
+      // Past WEFT_OP_TIMEOUT the communicator is broken, as after any operation's timeout.
+      for (const ConnectRequest& r : reqs)
+        if (r.comm->opTimeout.count() > 0 && s.code() == Code::kSystemError && !r.comm->stop.load()) r.comm->fail(s, r.comm->rank);
+      return s;
+    }
     for (P2pTask& t : tasks)
       if (!t.done && !bind(t)) return internalError(strprintf("rank %d: no connection to rank %d after connecting", t.comm->rank, t.peer));
   }
@@ -173,6 +178,7 @@ Result<bool> progressPass(std::vector<P2pTask>& tasks, size_t& left) {
     if (!r.isOk()) {
       Status s = std::move(r).takeStatus();
       if (t.comm->stop.load()) s = t.comm->stoppedStatus(strprintf("%s rank %d", t.send ? "sending to" : "receiving from", t.peer));
+      else s = t.comm->rootCause(std::move(s));
       t.comm->fail(s, s.failedRank() >= 0 ? s.failedRank() : s.code() == Code::kRemoteError ? t.peer : t.comm->rank);
       return s;
     }
@@ -186,6 +192,23 @@ Status stoppedAny(std::vector<P2pTask>& tasks) {
   for (P2pTask& t : tasks)
     if (!t.done && t.comm->stop.load())
       return t.comm->stoppedStatus(strprintf("%s rank %d", t.send ? "sending to" : "receiving from", t.peer));
+  return Status::ok();
+}
+
+// WEFT_OP_TIMEOUT for point-to-point: a task of a communicator with a timeout fails when nothing
+// has moved for that long, naming the peer and how far it got; the communicator is then broken.
+Status checkProgress(std::vector<P2pTask>& tasks, const Waiter& waiter) {
+  auto idle = waiter.idleFor();
+  for (P2pTask& t : tasks) {
+    if (t.done || t.comm->opTimeout.count() == 0 || idle < t.comm->opTimeout) continue;
+    Status s = systemError(strprintf(
+        "%s rank %d made no progress for %.1f s (WEFT_OP_TIMEOUT=%lld): %zu of %zu bytes moved, waiting for rank %d; "
+        "the communicator must be aborted",
+        t.send ? "sending to" : "receiving from", t.peer, std::chrono::duration<double>(idle).count(),
+        static_cast<long long>(t.comm->opTimeout.count()), t.moved, t.bytes, t.peer));
+    t.comm->fail(s, t.comm->rank);
+    return s;
+  }
   return Status::ok();
 }
 
@@ -232,7 +255,10 @@ Status runTasks(std::vector<P2pTask>& tasks) {
       continue;
     }
     Status inner;
-    WEFT_TRY(waiter.idle(sleepBell(tasks), [&] { return stoppedAny(tasks); }, [&] {
+    WEFT_TRY(waiter.idle(sleepBell(tasks), [&] {
+      Status stopped = stoppedAny(tasks);
+      return stopped.isOk() ? checkProgress(tasks, waiter) : stopped;
+    }, [&] {
       Result<bool> r = progressPass(tasks, left);
       if (!r.isOk()) {
         inner = std::move(r).takeStatus();

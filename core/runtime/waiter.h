@@ -55,6 +55,10 @@ class Waiter {
 
   // A pass moved something: the next idle pass starts a new wait.
   void moved() { idle_ = false; }
+  // How long nothing has moved (0 while things move).
+  std::chrono::steady_clock::duration idleFor() const {
+    return idle_ ? std::chrono::steady_clock::now() - since_ : std::chrono::steady_clock::duration::zero();
+  }
 
   // After a pass that moved nothing. Every 32 such passes (oversubscribed: every one): `check()`
   // (the stop flags; its error is returned), then spin, yield or sleep as above. Before sleeping on `sleepOn` (null: nap),

@@ -514,5 +514,57 @@ INSTANTIATE_TEST_SUITE_P(Veth, NetnsHosts,
                                   "Over" + p.param.plugin + p.param.algo;
                          });
 
+// A link taken down in the middle of collectives (no FIN reaches anyone: a cut cable, a
+// partition): every rank fails naming a peer within the heartbeat timeout, none hangs.
+TEST(NetnsFaults, LinkTakenDownMidCollectiveFailsEveryRankWithinThePeerTimeout) {
+  NetnsLab lab(2);
+  if (lab.couldNotCreate()) GTEST_SKIP() << "cannot create network namespaces: " << lab.error();
+  ASSERT_TRUE(lab.ready()) << lab.error();
+  const int n = 2;
+  constexpr int kTimeout = 3;
+  JobSpec spec;
+  spec.nranks = n;
+  spec.deadline = std::chrono::seconds(90);
+  spec.shareId = false;
+  spec.env[-1] = {{"NCCL_COMM_ID", NetnsLab::address(0) + ":29500"}, {"NCCL_NET", "Socket"},
+                  {"WEFT_PEER_TIMEOUT", std::to_string(kTimeout)}};
+  std::vector<std::string> netns;
+  for (int r = 0; r < n; ++r) {
+    netns.push_back(lab.host(r));
+    spec.env[r]["NCCL_HOSTID"] = "netns-host" + std::to_string(r);
+    spec.env[r]["NCCL_SOCKET_IFNAME"] = NetnsLab::ifname(r);
+  }
+  auto out = runJob(spec, [&netns](int rank, const weft_unique_id_t&) {
+    if (enterNetns(netns[static_cast<size_t>(rank)]) != 0) return 1;
+    weft_unique_id_t id;
+    RANK_OK(weft_get_unique_id(&id));
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 2, id, rank));
+    std::vector<float> buf(size_t{4} << 20, 1.0f);
+    RANK_OK(weft_allreduce(buf.data(), buf.data(), 1024, weftFloat32, weftSum, comm, nullptr));
+    if (rank == 1) {
+      // This host's only link goes down while the collectives below run.
+      std::thread cut([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        if (std::system(("ip link set " + NetnsLab::ifname(1) + " down").c_str()) != 0) std::fprintf(stderr, "ip link failed\n");
+      });
+      cut.detach();
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    weft_result_t rc = weftSuccess;
+    for (int i = 0; i < 1000 && rc == weftSuccess; ++i)
+      rc = weft_allreduce(buf.data(), buf.data(), buf.size(), weftFloat32, weftSum, comm, nullptr);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    RANK_CHECK(rc == weftRemoteError, "rank %d: returned %d after %.1f s: %s", rank, static_cast<int>(rc), s, weft_last_error());
+    RANK_CHECK(std::strstr(weft_last_error(), ("rank " + std::to_string(1 - rank)).c_str()) != nullptr,
+               "rank %d: the error does not name the peer: %s", rank, weft_last_error());
+    RANK_CHECK(s < 2 * kTimeout + 10, "rank %d: failed only after %.1f s", rank, s);
+    std::fprintf(stderr, "rank %d: failed after %.1f s: %s\n", rank, s, weft_last_error());
+    RANK_OK(weft_comm_abort(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+}
+
 }  // namespace
 }  // namespace weft::testing
