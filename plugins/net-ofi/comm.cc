@@ -12,8 +12,12 @@ namespace {
 constexpr std::chrono::milliseconds kFirstProbe{500};
 constexpr std::chrono::milliseconds kLastProbe{8000};
 // A probe is one small message on a connection that already carried the handshake: a live
-// peer's provider takes it at once. Ten seconds without delivery means nobody is there.
+// peer's provider takes it at once, once the data queued ahead of it on the connection has gone.
+// Ten seconds without delivery, plus the time that data needs at a crawl, means nobody is there.
 constexpr std::chrono::seconds kProbeDeadline{10};
+// 16 MB/s: far below any link, even loopback on a loaded 2-core VM, where a 1 GiB send queued
+// ahead of the probe took over 10 s and the peer was wrongly declared gone.
+constexpr double kCrawlBytesPerSecond = 16e6;
 }  // namespace
 
 weft_result_t codeForCompletionError(int err) {
@@ -102,6 +106,15 @@ void Comm::track(Request* r) {
   live_.insert(r);
 }
 
+std::chrono::steady_clock::duration Comm::probeDeadline() const {
+  double ahead = 0;  // bytes of sends in flight, which the probe cannot overtake
+  for (const Request* r : live_)
+    if (r->kind == Kind::kSend)
+      for (int i = 0; i < r->n; ++i) ahead += static_cast<double>(r->capacity[i]);
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      kProbeDeadline + std::chrono::duration<double>(ahead / kCrawlBytesPerSecond));
+}
+
 weft_result_t Comm::probePeer() {
   if (!probeRecvPosted_) {
     ssize_t rc = ep_->recv(&probeIn_, sizeof(probeIn_), nullptr, FI_ADDR_UNSPEC, tags_.control(kProbeTag), &probeRecvOp_);
@@ -112,7 +125,7 @@ weft_result_t Comm::probePeer() {
   Clock::time_point now = Clock::now();
   if (probeStarted_) {
     // Delivered (or failed) probes end the round in opDone/opFailed; this one is still out.
-    if (now - probeSentAt_ >= kProbeDeadline) {
+    if (now - probeSentAt_ >= probeDeadline()) {
       long waited = static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(now - probeSentAt_).count());
       return fail(weftRemoteError, "the peer at " + peerName_ + " is gone: a probe could not be delivered in " +
                                        std::to_string(waited) + " s");

@@ -94,6 +94,8 @@ class Comm : public OpOwner {
   weft_result_t progress();
   virtual weft_result_t postWaiting() { return weftSuccess; }
   bool tooBusy() const { return live_.size() >= static_cast<size_t>(kMaxInFlight); }
+  // How long a probe may take before the peer counts as gone (see comm.cc).
+  std::chrono::steady_clock::duration probeDeadline() const;
   // Adds a request to the live set (the first one after a quiet spell restarts the probe clock).
   void track(Request* r);
   // Liveness. A reliable-datagram receive is tied to no connection, so a receive from a dead
