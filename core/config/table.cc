@@ -243,6 +243,10 @@ std::vector<SettingDef> runtimeRows() {
        .doc = "Seconds a collective or send/recv may go without progress before it fails, naming the ranks, channel "
               "and step it waits for (the communicator must then be aborted); 0: wait as long as the peers live",
        .module = "comm", .range = {0, 86400}},
+      {.name = "WEFT_STATUS_DIR", .type = Type::kString, .defaultValue = "",
+       .doc = "Where each process's `weft status` socket lives (read from the environment; empty: "
+              "$XDG_RUNTIME_DIR/weft, else /tmp/weft-<uid>); a directory only its user may enter",
+       .module = "comm"},
       {.name = "WEFT_DEVICE", .type = Type::kInt, .defaultValue = "",
        .doc = "The GPU (dev= in NCCL_TOPO_FILE) this rank plays without a GPU (unset: its index among its "
               "host's ranks)",

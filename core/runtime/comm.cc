@@ -11,6 +11,7 @@
 #include "core/base/strings.h"
 #include "core/runtime/channels.h"
 #include "core/runtime/net.h"
+#include "core/runtime/status.h"
 #include "core/runtime/waiter.h"
 #include "core/topo/detect_host.h"
 
@@ -136,6 +137,7 @@ Status checkStopped(const std::vector<PendingConnection>& pending) {
 }  // namespace
 
 Comm::~Comm() {
+  unregisterForStatus(this);
   if (initThread.joinable()) initThread.join();
   closeComm(*this);
 }
@@ -292,8 +294,12 @@ Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* d
 
 namespace {
 
-Status exchangePeers(Comm& c, const Deadline& dl) {
+Status exchangePeers(Comm& c, const SockAddr& local, const Deadline& dl) {
   PeerInfo me;
+  // `weft status` is an aid, not part of the job: a service that cannot start is logged, and
+  // this rank then shows as unreachable there.
+  if (Result<SockAddr> status = statusServiceAddress(local); status.isOk()) me.statusAddr = *status;
+  else WEFT_INFO(log::kInit, "weft status is off in this process: %s", status.status().message().c_str());
   me.rank = c.rank;
   me.pid = static_cast<int32_t>(getpid());
   me.emulated = c.mode == DeviceMode::kEmulated ? 1 : 0;
@@ -430,8 +436,9 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
   c.bootstrap->startWatch(std::move(events), std::chrono::seconds(c.settings.integer("WEFT_PEER_TIMEOUT")));
   double tBootstrap = secondsSince(t0);
 
-  WEFT_TRY(exchangePeers(c, dl));
+  WEFT_TRY(exchangePeers(c, local, dl));
   placeRanks(c);
+  registerForStatus(&c);
   log::ScopedDevice logAsDevice(c.dev);
   WEFT_INFO(log::kInit, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0", static_cast<void*>(&c),
             rank, nranks, c.nNodes, c.localRanks, c.localRank);
@@ -456,8 +463,9 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
 }
 
 void closeComm(Comm& c) {
+  c.closed.store(true);
   if (c.bootstrap) {
-    if (!c.stop.load()) c.bootstrap->goodbye(c.opCount);
+    if (!c.stop.load()) c.bootstrap->goodbye(c.opCount.load());
     c.bootstrap->stopWatch();
   }
   std::lock_guard<std::mutex> lock(c.errorMutex);

@@ -35,6 +35,7 @@ struct PeerInfo {
   uint64_t shmDev = 0;   // st_dev of /dev/shm: equal only where segments can be shared
   uint64_t topoHash = 0; // hash of the topology file's path and size (emulated mode)
   char bellName[64] = {};
+  SockAddr statusAddr;   // this process's status service (`weft status` asks every rank there)
 };
 
 // NCCL's tuning of an emulated communicator (NCCL_TOPO_FILE): the model's inputs and tables, as
@@ -108,7 +109,7 @@ class Comm {
   uint64_t connEpoch = 0;        // bumped whenever sends/recvs change (plans cached on them)
   std::shared_ptr<void> collCache;  // core/coll's last plan on this communicator (run.cc)
   bool treesConnected = false;  // tree peers are connected at the first Tree collective
-  uint64_t opCount = 0;         // collectives called (NCCL's opCount in its COLL line)
+  std::atomic<uint64_t> opCount{0};  // collectives called (NCCL's opCount in its COLL line; read by `weft status`)
   std::chrono::seconds opTimeout{0};  // WEFT_OP_TIMEOUT: an operation without progress this long fails (0: never)
   // The collective running now: its number (opCount when it was called, 1-based; 0: none) and
   // name, read by the watch thread when a peer says goodbye.
@@ -128,6 +129,7 @@ class Comm {
   std::atomic<int> activeCalls{0};
   bool finalized = false;
   uint64_t rootMagic = 0;  // the root this rank started (NCCL_COMM_ID), joined after init
+  std::atomic<bool> closed{false};  // finalized: its connections are gone
   uint64_t jobMagic = 0;   // the id's magic: this process may run its root
   void* apiHandle = nullptr;  // the C API's weft_comm_t holding this communicator
   // weft_redop_create_pre_mul_sum's ops: op weftNumOps + i is userOps[i] (type, scalar bytes).

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "tests/support/ranks.h"
+#include "tests/support/tool.h"
 
 namespace weft::testing {
 namespace {
@@ -563,6 +564,58 @@ TEST(NetnsFaults, LinkTakenDownMidCollectiveFailsEveryRankWithinThePeerTimeout) 
     RANK_OK(weft_comm_abort(comm));
     return 0;
   });
+  EXPECT_EQ(failures(out), "");
+}
+
+// `weft status` on a partitioned job: host 1's link is down (no FIN, and the heartbeat timeout is
+// long), and asked on host 0 weft status still answers within a second and names the rank it
+// cannot reach.
+TEST(NetnsFaults, WeftStatusOnAPartitionedJobNamesTheUnreachableRank) {
+  NetnsLab lab(2);
+  if (lab.couldNotCreate()) GTEST_SKIP() << "cannot create network namespaces: " << lab.error();
+  ASSERT_TRUE(lab.ready()) << lab.error();
+  char tmpl[] = "/tmp/weft-status-test-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  SharedCounters sync(3);
+  JobSpec spec;
+  spec.nranks = 2;
+  spec.deadline = std::chrono::seconds(90);
+  spec.shareId = false;
+  spec.env[-1] = {{"NCCL_COMM_ID", NetnsLab::address(0) + ":29500"}, {"NCCL_NET", "Socket"},
+                  {"WEFT_PEER_TIMEOUT", "120"}, {"WEFT_STATUS_DIR", dir}};
+  std::vector<std::string> netns;
+  for (int r = 0; r < 2; ++r) {
+    netns.push_back(lab.host(r));
+    spec.env[r]["NCCL_HOSTID"] = "netns-host" + std::to_string(r);
+    spec.env[r]["NCCL_SOCKET_IFNAME"] = NetnsLab::ifname(r);
+  }
+  auto out = runJob(spec, [&](int rank, const weft_unique_id_t&) {
+    if (enterNetns(netns[static_cast<size_t>(rank)]) != 0) return 1;
+    weft_unique_id_t id;
+    RANK_OK(weft_get_unique_id(&id));
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 2, id, rank));
+    int v = 1;
+    RANK_OK(weft_allreduce(&v, &v, 1, weftInt32, weftSum, comm, nullptr));
+    RANK_CHECK(sync.arriveAndWait(0, 2, std::chrono::seconds(30)), "barrier");
+    if (rank == 1) {
+      RANK_CHECK(std::system(("ip link set " + NetnsLab::ifname(1) + " down").c_str()) == 0, "ip link set down failed");
+      sync.add(1);
+      RANK_CHECK(sync.waitFor(2, 1, std::chrono::seconds(30)), "rank 0 never asked");
+    } else {
+      RANK_CHECK(sync.waitFor(1, 1, std::chrono::seconds(30)), "rank 1 never cut its link");
+      auto t0 = std::chrono::steady_clock::now();
+      test::ToolOutcome o = test::runCommand("WEFT_STATUS_DIR=" + dir + " " + test::weftTool() + " status --format json");
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      sync.add(2);
+      std::fprintf(stderr, "%s\n", o.out.c_str());
+      RANK_CHECK(o.rc == 0 && s < 1.5, "weft status: exit %d after %.2f s: %s", o.rc, s, o.out.c_str());
+      RANK_CHECK(o.out.find("\"noAnswer\":[1]") != std::string::npos, "%s", o.out.c_str());
+    }
+    RANK_OK(weft_comm_abort(comm));
+    return 0;
+  });
+  (void)std::system(("rm -rf " + dir).c_str());
   EXPECT_EQ(failures(out), "");
 }
 

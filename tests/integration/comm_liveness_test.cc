@@ -119,31 +119,12 @@ TEST(CommLiveness, BusyRankIsNotDropped) {
 
 // Rank 1 calls one collective fewer than the others, then destroys its communicator: the others'
 // last collective fails at once, saying how many rank 1 did and which one they are in.
-// A counter the forked ranks share (anonymous shared memory made before they fork): a barrier
-// with a deadline, so that no rank's abort reaches another before that one saw the cause itself.
-struct SharedCounter {
-  std::atomic<int>* value;
-  SharedCounter() {
-    void* p = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    value = new (p) std::atomic<int>(0);
-  }
-  ~SharedCounter() { munmap(value, sizeof(std::atomic<int>)); }
-  bool arriveAndWait(int n, std::chrono::seconds limit) const {
-    value->fetch_add(1);
-    auto until = Clock::now() + limit;
-    while (value->load() < n)
-      if (Clock::now() > until) return false;
-      else std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return true;
-  }
-};
-
 TEST(CommMismatch, ARankThatLeftEarlyFailsThePeersNextCollective) {
   JobSpec spec;
   spec.nranks = 3;
   spec.deadline = std::chrono::seconds(60);
   spec.env[-1]["WEFT_PEER_TIMEOUT"] = "0";  // no heartbeats: the goodbye alone must end the wait
-  SharedCounter failedRanks;
+  SharedCounters failedRanks(1);
   auto out = runJob(spec, [&failedRanks](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
     RANK_OK(weft_comm_init_rank(&comm, 3, id, rank));
@@ -166,7 +147,7 @@ TEST(CommMismatch, ARankThatLeftEarlyFailsThePeersNextCollective) {
                    contains(weft_last_error(), "5th (AllReduce)") && contains(weft_last_error(), "mismatched calls"),
                "rank %d: %s", rank, weft_last_error());
     RANK_CHECK(secondsSince(t0) < 10, "rank %d: took %.1f s", rank, secondsSince(t0));
-    RANK_CHECK(failedRanks.arriveAndWait(2, std::chrono::seconds(20)), "rank %d: the other rank never failed", rank);
+    RANK_CHECK(failedRanks.arriveAndWait(0, 2, std::chrono::seconds(20)), "rank %d: the other rank never failed", rank);
     RANK_OK(weft_comm_abort(comm));
     return 0;
   });

@@ -108,7 +108,9 @@ void expectClearOutcomes(int mib, int n) {
     t.namedDevShm += o.exitCode == 10;
   }
   // Either the job ran, or some rank said it was /dev/shm.
-  if (t.failedWithReason > 0) EXPECT_GT(t.namedDevShm, 0) << "ranks failed, none named /dev/shm\n" << out[0].output;
+  if (t.failedWithReason > 0) {
+    EXPECT_GT(t.namedDevShm, 0) << "ranks failed, none named /dev/shm\n" << out[0].output;
+  }
   // Nothing left behind in the small /dev/shm.
   for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
     ADD_FAILURE() << "left in /dev/shm: " << e.path();

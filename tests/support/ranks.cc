@@ -173,4 +173,26 @@ void expectNoLeftovers(const std::vector<RankOutcome>& out) {
   }
 }
 
+SharedCounters::SharedCounters(int n) : n_(n) {
+  mem_ = mmap(nullptr, sizeof(std::atomic<int64_t>) * static_cast<size_t>(n), PROT_READ | PROT_WRITE,
+              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  for (int i = 0; i < n; ++i) new (static_cast<std::atomic<int64_t>*>(mem_) + i) std::atomic<int64_t>(0);
+}
+SharedCounters::~SharedCounters() { munmap(mem_, sizeof(std::atomic<int64_t>) * static_cast<size_t>(n_)); }
+int64_t SharedCounters::add(int i, int64_t v) const { return (static_cast<std::atomic<int64_t>*>(mem_) + i)->fetch_add(v) + v; }
+int64_t SharedCounters::get(int i) const { return (static_cast<std::atomic<int64_t>*>(mem_) + i)->load(); }
+void SharedCounters::set(int i, int64_t v) const { (static_cast<std::atomic<int64_t>*>(mem_) + i)->store(v); }
+bool SharedCounters::waitFor(int i, int64_t n, std::chrono::seconds limit) const {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (get(i) < n) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+bool SharedCounters::arriveAndWait(int i, int64_t n, std::chrono::seconds limit) const {
+  add(i);
+  return waitFor(i, n, limit);
+}
+
 }  // namespace weft::testing

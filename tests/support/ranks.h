@@ -41,6 +41,27 @@ struct JobSpec {
 // to the others through shared memory. fn returns the child's exit code (0: pass).
 std::vector<RankOutcome> runJob(const JobSpec& spec, const std::function<int(int rank, const weft_unique_id_t& id)>& fn);
 
+// Counters the forked ranks share (anonymous shared memory made before runJob forks them), for
+// barriers with a deadline: "every rank has seen its error before anyone aborts".
+class SharedCounters {
+ public:
+  explicit SharedCounters(int n = 4);
+  ~SharedCounters();
+  SharedCounters(const SharedCounters&) = delete;
+  SharedCounters& operator=(const SharedCounters&) = delete;
+  int64_t add(int i, int64_t v = 1) const;
+  int64_t get(int i) const;
+  void set(int i, int64_t v) const;
+  // Adds one to counter i and waits until it reaches `n`; false after `limit`.
+  bool arriveAndWait(int i, int64_t n, std::chrono::seconds limit) const;
+  // Waits until counter i is at least `n`; false after `limit`.
+  bool waitFor(int i, int64_t n, std::chrono::seconds limit) const;
+
+ private:
+  void* mem_;
+  int n_;
+};
+
 // "rank 1: exit 3\n<output>" for every rank that did not exit with 0, or "" when all passed.
 std::string failures(const std::vector<RankOutcome>& out);
 

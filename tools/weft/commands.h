@@ -17,5 +17,6 @@ void addInfoCommands(CLI::App& app);
 void addPerfCommand(CLI::App& app);
 void addPerfPlotCommand(CLI::App& app);
 void addTuneCommand(CLI::App& app);
+void addStatusCommand(CLI::App& app);
 
 }  // namespace weft::tool

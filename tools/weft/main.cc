@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   weft::tool::addInfoCommands(app);
   weft::tool::addPerfCommand(app);
   weft::tool::addPerfPlotCommand(app);
+  weft::tool::addStatusCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
