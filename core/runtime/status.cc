@@ -75,8 +75,11 @@ struct CommSnapshot {
 };
 
 // Asks every other rank's service at once (non-blocking sockets, one poll loop) until each
-// answered or the deadline passed.
-void gather(CommStatus& out, const CommSnapshot& s) {
+// answered or the deadline passed. The other ranks' services may be gathering for `weft status`
+// at the same moment (it asks every process at once), so while this one waits it keeps answering
+// them: `listening` is its own peer port, and `answerPeer` serves one connection on it.
+template <typename AnswerPeer>
+void gather(CommStatus& out, const CommSnapshot& s, int listening, AnswerPeer&& answerPeer) {
   struct Ask {
     int rank;
     Fd fd;
@@ -100,20 +103,24 @@ void gather(CommStatus& out, const CommSnapshot& s) {
     asks.push_back(std::move(a));
   }
   for (;;) {
-    std::vector<pollfd> fds;
-    std::vector<Ask*> who;
+    std::vector<pollfd> fds{{listening, POLLIN, 0}};
+    std::vector<Ask*> who{nullptr};
     for (Ask& a : asks) {
       if (a.done) continue;
       fds.push_back({a.fd.get(), static_cast<short>(a.sent < sizeof(a.req) ? POLLOUT : POLLIN), 0});
       who.push_back(&a);
     }
-    if (fds.empty()) break;
+    if (fds.size() == 1) break;
     int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(t0 + kGatherDeadline - Clock::now()).count());
     if (left <= 0) break;
     if (::poll(fds.data(), fds.size(), left) < 0 && errno != EINTR) break;
     for (size_t i = 0; i < fds.size(); ++i) {
-      Ask& a = *who[i];
       if (fds[i].revents == 0) continue;
+      if (who[i] == nullptr) {
+        answerPeer();
+        continue;
+      }
+      Ask& a = *who[i];
       if (a.sent < sizeof(a.req)) {
         ssize_t w = ::send(a.fd.get(), reinterpret_cast<char*>(&a.req) + a.sent, sizeof(a.req) - a.sent, MSG_NOSIGNAL);
         if (w > 0) a.sent += static_cast<size_t>(w);
@@ -173,8 +180,10 @@ class StatusService {
   }
 
  private:
+  // Listening sockets are non-blocking: a connection that is gone between poll and accept must
+  // not stall the service.
   static Result<Fd> listenOn(const SockAddr& addr, SockAddr* bound) {
-    int fd = ::socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = ::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return errnoError("socket for the status service", errno);
     Fd owner(fd);
     int one = 1;
@@ -203,7 +212,7 @@ class StatusService {
     a.sun_family = AF_UNIX;
     if (path_.size() >= sizeof(a.sun_path)) return systemError("status socket path too long: " + path_);
     std::memcpy(a.sun_path, path_.c_str(), path_.size() + 1);
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return errnoError("socket for the status service", errno);
     Fd owner(fd);
     if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return errnoError("bind " + path_, errno);
@@ -220,15 +229,17 @@ class StatusService {
         return;
       }
       if (fds[0].revents != 0) return;
-      if (fds[1].revents != 0) {
-        Fd c(::accept4(tcp_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (c.valid()) servePeer(c.get());
-      }
+      if (fds[1].revents != 0) acceptPeer();
       if (fds[2].revents != 0) {
         Fd c(::accept4(unix_.get(), nullptr, nullptr, SOCK_CLOEXEC));
         if (c.valid()) serveLocal(c.get());
       }
     }
+  }
+
+  void acceptPeer() {
+    Fd c(::accept4(tcp_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (c.valid()) servePeer(c.get());
   }
 
   // Another rank's service: the report of one of this process's ranks, if it knows the job's magic.
@@ -278,7 +289,7 @@ class StatusService {
       RankEntry& me = cs.ranks[static_cast<size_t>(s.rank)];
       me.answered = 1;
       me.report = s.mine;
-      gather(cs, s);
+      gather(cs, s, tcp_.get(), [this] { acceptPeer(); });
       int32_t header[2] = {s.nranks, s.rank};
       put(&s.commHash, sizeof(s.commHash));
       put(header, sizeof(header));
