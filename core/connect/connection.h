@@ -76,8 +76,20 @@ struct Connection {
   // Stored channels s and s + baseChannels share a ring; trees differ (tree 0 and tree 1).
   std::vector<int> source;
   std::vector<int> ringPrev, ringNext;  // [baseChannels][nRanks]
-  std::vector<int> treeUp;              // [2 * baseChannels][nRanks]
-  std::vector<int> treeDown;            // [2 * baseChannels][nRanks][kMaxTreeArity]
+  // Trees. Inside a node both trees of a channel follow the node's chain: treeUp and treeDown
+  // hold each rank's parent and child there ([baseChannels][nRanks], -1 at the chain's ends).
+  // Across nodes the two trees differ, at three ranks of each node only: per stored channel
+  // ([2 * baseChannels][nNodes]), the parent of the node's parent-side rank (treeToParent), and
+  // the rank of the child node added below each child-side rank (treeToChild0, treeToChild1;
+  // -1: none). Read a rank's links with treeUpOf and treeDownOf; at a million ranks this is a
+  // fifth of the memory full [2 * baseChannels][nRanks][kMaxTreeArity] tables took.
+  std::vector<int> treeUp, treeDown;                   // [baseChannels][nRanks]
+  std::vector<int> nodeTreeUp;                         // [2 * baseChannels][nNodes]
+  std::vector<int> nodeTreeDown0, nodeTreeDown1;       // [2 * baseChannels][nNodes]
+  // When a node names another node's rank for its trees (a one-GPU tree graph read past its
+  // channel, as NCCL reads it: CPU endpoints), the trees are held whole instead, as NCCL holds
+  // them: [2 * baseChannels][nRanks] and [2 * baseChannels][nRanks][kMaxTreeArity].
+  std::vector<int> wholeTreeUp, wholeTreeDown;
   // Which rank of each node talks to the parent node and to each child node, per base channel
   // ([baseChannels][nNodes]); the ranks connectTrees logs for.
   std::vector<int> treeToParent, treeToChild0, treeToChild1;
@@ -100,6 +112,12 @@ struct Connection {
   size_t flat(int stored, int rank) const {
     return static_cast<size_t>(stored) * static_cast<size_t>(nRanks) + static_cast<size_t>(rank);
   }
+  size_t nodeFlat(int stored, int node) const {
+    return static_cast<size_t>(stored) * static_cast<size_t>(nNodes) + static_cast<size_t>(node);
+  }
+  // Rank `rank`'s parent and children in stored tree channel `stored` (< 2 * baseChannels).
+  int treeUpOf(int stored, int rank) const;
+  std::array<int, kMaxTreeArity> treeDownOf(int stored, int rank) const;
 };
 
 // NCCL's copyChannels: channels [start, end) repeat channels [0, end - start). Returns the new

@@ -376,7 +376,7 @@ TEST_F(Pictures, SearchPicture_FourHgxNodes_TreeArrowsGoFromEachParentToItsChild
     for (const auto& [a, b] : svg.edges) out[a].push_back(b);
     int parents = 0;
     for (int r = 0; r < s.conn.nRanks; ++r) {
-      int up = s.conn.treeUp[s.conn.flat(stored, r)];
+      int up = s.conn.treeUpOf(stored, r);
       if (up < 0) continue;
       ++parents;
       if (up / 8 == r / 8) {

@@ -183,7 +183,7 @@ void drawRing(const SearchPicture& p, int c, Panel& panel) {
 void drawTree(const SearchPicture& p, int c, Panel& panel) {
   const connect::Connection& conn = *p.conn;
   int stored = conn.source[static_cast<size_t>(c)];
-  auto up = [&](int r) { return conn.treeUp[conn.flat(stored, r)]; };
+  auto up = [&](int r) { return conn.treeUpOf(stored, r); };
   int g = p.node->gpusPerNode;
   std::vector<int64_t> port(static_cast<size_t>(p.nodes), -1);
   for (int r = 0; r < conn.nRanks && panel.portsKnown(); ++r) {
