@@ -19,6 +19,7 @@
 #include "core/connect/log_lines.h"
 #include "core/connect/offline.h"
 #include "core/plugin/tuner_loader.h"
+#include "core/topo/bound.h"
 #include "core/topo/paths.h"
 #include "core/topo/offline.h"
 #include "core/topo/system_print.h"
@@ -136,7 +137,27 @@ struct SearchPhase {
   std::vector<int> rankCompCaps;  // each rank's own GPU (connect::rankCompCaps)
   std::optional<topo::SimulatedNode> first;
   double seconds = 0;
+  // The machine's bound beside NCCL's rings (the ring graph of node 0's first domain).
+  topo::MachineBound bound;
+  topo::RingFigure rings;
 };
+
+// The bound is the machine's (node 0's system before NCCL trims it), beside node 0's rings.
+void computeBound(int nodes, SearchPhase& sp) {
+  sp.bound = sp.first->bound;
+  sp.rings = topo::ringFigure(sp.first->graphs.ring, nodes);
+}
+
+// "# bound: allreduce (reductions on GPUs): rings 4 x 20.0 GB/s = 80.0 GB/s of a 96.0 GB/s
+// bound (83%): limited by …", and the same for allgather.
+void printBoundText(const SearchPhase& sp) {
+  if (!sp.bound.defined) {
+    std::printf("# bound: a single rank moves nothing\n");
+    return;
+  }
+  std::printf("# bound: allreduce (reductions on GPUs): %s\n", topo::boundLine(sp.rings, sp.bound.allreduce).c_str());
+  std::printf("# bound: allgather: %s\n", topo::boundLine(sp.rings, sp.bound.allgather).c_str());
+}
 
 // Simulates every node (only node 0 with --quiet: the others are node 0 moved to their ranks).
 Status runNodes(const SearchArgs& a, const topo::TopoXml& topo, const topo::OfflineOptions& o,
@@ -187,6 +208,8 @@ Status printSummary(const SearchArgs& a, const connect::Connection& conn, const 
     w.beginObject().field("weft", WEFT_VERSION_STRING).field("topology", a.topo).field("nodes", a.nodes);
     w.field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn.nRanks);
     WEFT_TRY(printTune(tuned, &w));
+    w.key("bound");
+    writeBoundJson(w, sp.bound, sp.rings);
     w.key("connect");
     writeConnectJson(w, conn);
     w.key("seconds").beginObject().field("wall", wall).field("cpu", total.cpu());
@@ -203,6 +226,7 @@ Status printSummary(const SearchArgs& a, const connect::Connection& conn, const 
               "peak memory %.1f MB\n",
               wall, total.cpu(), sp.seconds, connectPhase.wall, connectPhase.cpu, wall * 1e6 / conn.nRanks,
               Stopwatch::peakMb());
+  printBoundText(sp);
   return printTune(tuned, nullptr);
 }
 
@@ -292,6 +316,7 @@ int runSearch(const SearchArgs& a) {
   }
   SearchPhase sp;
   if (Status s = runNodes(a, *topo, *options, trace, streamJson ? &w : nullptr, sp); !s.isOk()) return fail("weft search", s);
+  computeBound(a.nodes, sp);
   if (Status s = writeGraphOut(a, sp); !s.isOk()) return fail("weft search: --graph-out", s);
   Stopwatch connectClock;
   auto conn = runConnect(*options, sp);
@@ -319,9 +344,12 @@ int runSearch(const SearchArgs& a) {
       writeTraceJson(w, trace);
     }
     w.field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn->nRanks);
+    w.key("bound");
+    writeBoundJson(w, sp.bound, sp.rings);
     if (Status s = printTune(tp, &w); !s.isOk()) return fail("weft search: tune", s);
   }
   if (!a.quiet) printRanks(a, *conn, streamJson ? &w : nullptr);
+  if (!a.quiet && !streamJson) printBoundText(sp);
   if (!a.quiet && !streamJson) {
     if (Status s = runTune(); !s.isOk()) return fail("weft search: tune", s);
     if (Status s = printTune(tuned ? &*tuned : nullptr, nullptr); !s.isOk()) return fail("weft search: tune", s);
