@@ -12,6 +12,7 @@
 
 #include "core/base/status.h"
 #include "core/connect/preset.h"
+#include "core/connect/rank_rows.h"
 
 namespace weft::connect {
 
@@ -24,8 +25,8 @@ struct RankInput {
 struct Exchange {
   int nRanks = 0;
   int nNodes = 0;
-  std::vector<int> rankToNode;       // by rank
-  std::vector<int> rankToLocalRank;  // by rank: position among its node's ranks
+  RankRows rankToNode;       // by rank
+  RankRows rankToLocalRank;  // by rank: position among its node's ranks
   std::vector<int> nodeFirstRank;    // by node: the ring head of channel 0 (ringRecv[0])
   std::vector<int> nodeTreePattern;  // by node: the tree pattern of the node's first rank seen
   std::vector<int> nodeLocalRanks;   // by node: how many ranks it has
@@ -46,8 +47,8 @@ struct Exchange {
   // [nChannels][nRanks]: every rank's neighbours inside its node (ringPrev, ringNext, treeUp,
   // treeDown; -1 at the node's ends), laid out as the Connection holds them so that the postset
   // moves them there; when kept, its CollNet chain links.
-  std::vector<int> ringPrev, ringNext, treeUp, treeDown;
-  std::vector<int> chainUp, chainDown;
+  RankRows ringPrev, ringNext, treeUp, treeDown;
+  RankRows chainUp, chainDown;
 };
 
 // Plays AllGather3 in process: ranks[r] is rank r's input; each rank's preset is computed from

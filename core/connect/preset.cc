@@ -147,7 +147,11 @@ Status presetInto(const GraphSet& gs, int rank, int nRanks, int compCap, Channel
   if (gs.collnetChain != nullptr) p.graphs[kSlotCollnetChain] = graphInfo(*gs.collnetChain);
   if (gs.collnetDirect != nullptr) p.graphs[kSlotCollnetDirect] = graphInfo(*gs.collnetDirect);
   if (gs.nvls != nullptr) p.graphs[kSlotNvls] = graphInfo(*gs.nvls);
-  p.values.assign(static_cast<size_t>(static_cast<int>(Slot::kCount) * std::max(0, p.nChannels)), -1);
+  // Ring and tree slots are all written below; the CollNet chain's stay -1 where the chain has
+  // no such rank. (Filling every slot with -1 first was most of a million presets' memset.)
+  p.values.resize(static_cast<size_t>(static_cast<int>(Slot::kCount) * std::max(0, p.nChannels)));
+  for (Slot s : {Slot::kChainUp, Slot::kChainDown})
+    for (int c = 0; c < p.nChannels; ++c) p.at(s, c) = -1;
   WEFT_TRY(presetRing(gs, positions, p));
   WEFT_TRY(presetTree(gs, positions, p));
   presetChain(gs, positions, nRanks, p);
