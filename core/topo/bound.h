@@ -23,9 +23,11 @@
 //   allgather <= (n-1) C(R) / (n - |R|),  allreduce <= 2 (n-1)/n C(R).
 // Each partition yields a valid bound; the smallest over a family is reported: each GPU alone,
 // the groups left connected when the links below each bandwidth of the graph are cut (sockets
-// behind a slow inter-CPU link, NVLink islands), and each node whole. By Nash-Williams and Tutte,
-// min over partitions of sum C / (m - 1) is what a packing of spanning trees reaches when every
-// vertex is a GPU (Blink's construction); with switches and relays it is an upper bound only.
+// behind a slow inter-CPU link, PCIe switches behind a narrow uplink, NVLink islands), and each
+// node whole. A partition outside the family could give a lower bound. By Nash-Williams and
+// Tutte, the minimum over all partitions of sum C / (m - 1) is what a fractional packing of
+// spanning trees reaches when every vertex is a GPU (the trees Blink packs); with switches and
+// relays in between it is an upper bound only.
 // NVLS and CollNet reduce inside switches and are not covered by the allreduce bound. On one
 // node the NICs are left out, as NCCL trims them: data looped through the network is not counted.
 #pragma once
