@@ -12,6 +12,7 @@
 #include "core/base/strings.h"
 #include "core/config/settings.h"
 #include "core/plugin/tuner_loader.h"
+#include "core/topo/bound.h"
 #include "core/topo/offline.h"
 #include "core/tune/offline.h"
 #include "core/tune/select.h"
@@ -123,6 +124,22 @@ WEFT_API weft_result_t weft_topo_run_xml(const char* text, size_t len, const cha
 WEFT_API void weft_topo_run_free(weft_topo_run_t* run) { delete run; }
 
 WEFT_API int weft_topo_gpus_per_node(const weft_topo_run_t* run) { return run ? run->node.gpusPerNode : 0; }
+
+WEFT_API weft_result_t weft_topo_bound(const weft_topo_run_t* run, int coll, weft_bound_t* bound) {
+  return guard("weft_topo_bound", [&]() -> weft::Status {
+    if (run == nullptr || bound == nullptr) return weft::invalidArgument("weft_topo_bound: run and bound must not be NULL");
+    if (coll != WEFT_COLL_ALLREDUCE && coll != WEFT_COLL_ALLGATHER)
+      return weft::invalidArgument(weft::strprintf("weft_topo_bound: collective %d has no bound (WEFT_COLL_ALLREDUCE %d or "
+                                                   "WEFT_COLL_ALLGATHER %d)",
+                                                   coll, WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER));
+    const weft::topo::MachineBound& m = run->node.bound;
+    const weft::topo::CollectiveBound& b = coll == WEFT_COLL_ALLREDUCE ? m.allreduce : m.allgather;
+    weft::topo::RingFigure rings = weft::topo::ringFigure(run->node.graphs.ring, run->nodes);
+    *bound = weft_bound_t{m.defined ? b.busBw : 0.0f, rings.busBw, rings.channels, rings.channelBw,
+                          b.partsPerNode, b.gpusPerPart, b.limit.c_str()};
+    return weft::Status::ok();
+  });
+}
 
 WEFT_API weft_result_t weft_topo_graph_info(const weft_topo_run_t* run, int graph, weft_graph_info_t* info) {
   return guard("weft_topo_graph_info", [&]() -> weft::Status {

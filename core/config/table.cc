@@ -269,6 +269,14 @@ std::vector<SettingDef> debugAndConfigRows() {
       {.name = "WEFT_CONFIG", .type = Type::kString, .defaultValue = "",
        .doc = "YAML policy file (unset: ~/.config/weft/weft.yaml, else /etc/weft.yaml)",
        .module = "config", .scope = Scope::kEnvOnly},
+      {.name = "WEFT_DOT", .type = Type::kString, .defaultValue = "",
+       .doc = "Graphviz program that renders weft's pictures (unset: dot on PATH; naming nothing: the DOT text "
+              "is written instead, with how to render it)",
+       .module = "tools/weft", .scope = Scope::kEnvOnly},
+      {.name = "WEFT_DOT_TIMEOUT", .type = Type::kInt, .defaultValue = "60",
+       .doc = "Seconds Graphviz may take to render one picture; past them it is stopped and the error says what "
+              "to draw less of",
+       .module = "tools/weft", .range = {1, 86400}, .scope = Scope::kEnvOnly},
   };
 }
 

@@ -7,16 +7,6 @@
 namespace weft::connect {
 namespace {
 
-// [baseChannels][nRanks] of a chain slot; the chain is the same in both copies of a channel.
-std::vector<int> chainRows(const Exchange& ex, Slot slot) {
-  std::vector<int> out(static_cast<size_t>(ex.nChannels) * static_cast<size_t>(ex.nRanks));
-  for (int c = 0; c < ex.nChannels; ++c)
-    for (int r = 0; r < ex.nRanks; ++r)
-      out[static_cast<size_t>(c) * static_cast<size_t>(ex.nRanks) + static_cast<size_t>(r)] =
-          ex.ranks[static_cast<size_t>(r)].get(slot, c);
-  return out;
-}
-
 // A node's heads: the first rank of each CollNet direct channel, once each. Head i's children
 // are the other ranks of channel i (NCCL reads the channel by the head's index).
 Result<CollnetNode> nodeHeads(const GraphSet& gs, int nChannels, int localRanks, int node) {
@@ -49,8 +39,9 @@ Status setupCollnet(const Exchange& ex, const std::vector<GraphSet>& nodeGraphs,
     return Status::ok();
   }
   conn.collnet = true;
-  conn.chainUp = chainRows(ex, Slot::kChainUp);
-  conn.chainDown = chainRows(ex, Slot::kChainDown);
+  if (ex.chainUp.empty()) return internalError("CollNet: the exchange kept no chain links");
+  conn.chainUp = ex.chainUp;
+  conn.chainDown = ex.chainDown;
   // More channels saturate the NVLink side when it is faster than the network (not at 1 PPN).
   const GraphInfo& chain = ex.merged[kSlotCollnetChain];
   int n = conn.nChannels;

@@ -21,18 +21,7 @@ Status addRanks(std::vector<RankInput>& ranks, const GraphSet& graphs, int compC
 }
 
 Result<Connection> connectRanks(const std::vector<RankInput>& ranks, const ConnectOptions& options) {
-  int nRanks = static_cast<int>(ranks.size());
-  for (int r = 0; r < nRanks; ++r)
-    if (ranks[static_cast<size_t>(r)].graphs.ring == nullptr)
-      return invalidArgument(strprintf("connect: rank %d has no graphs (no node has it)", r));
-  std::vector<RankPreset> presets;
-  presets.reserve(ranks.size());
-  for (int r = 0; r < nRanks; ++r) {
-    const RankInput& in = ranks[static_cast<size_t>(r)];
-    WEFT_ASSIGN_OR_RETURN(RankPreset p, preset(in.graphs, r, nRanks, in.compCap));
-    presets.push_back(std::move(p));
-  }
-  WEFT_ASSIGN_OR_RETURN(Exchange ex, exchange(std::move(presets)));
+  WEFT_ASSIGN_OR_RETURN(Exchange ex, exchange(ranks, options.collnet));
   // CollNet direct reads each node's own graphs: those of its first rank.
   std::vector<GraphSet> nodeGraphs;
   nodeGraphs.reserve(static_cast<size_t>(ex.nNodes));

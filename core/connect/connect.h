@@ -12,12 +12,6 @@
 
 namespace weft::connect {
 
-// What one rank brings: its node's graphs and its GPU's compute capability.
-struct RankInput {
-  GraphSet graphs;
-  int compCap = 0;
-};
-
 // Gives every rank of `graphs` (the GPUs of its first ring channel, shifted) these graphs.
 // `ranks` grows to fit; a rank that already has graphs is an error (two nodes claim it).
 Status addRanks(std::vector<RankInput>& ranks, const GraphSet& graphs, int compCap);

@@ -15,15 +15,43 @@ void truncateChannels(Connection& conn, int n) {
   conn.nChannels = n;
 }
 
+int Connection::treeUpOf(int stored, int rank) const {
+  if (!wholeTreeUp.empty()) return wholeTreeUp[flat(stored, rank)];
+  int base = stored % baseChannels;
+  size_t node = static_cast<size_t>(rankToNode[static_cast<size_t>(rank)]);
+  if (rank == treeToParent[static_cast<size_t>(base) * static_cast<size_t>(nNodes) + node]) return nodeTreeUp[nodeFlat(stored, static_cast<int>(node))];
+  return treeUp[flat(base, rank)];
+}
+
+// NCCL fills a rank's children in order: its child inside the node, then the child nodes'
+// ranks added below treeToChild0, then below treeToChild1 (the same rank in a TREE pattern).
+std::array<int, kMaxTreeArity> Connection::treeDownOf(int stored, int rank) const {
+  std::array<int, kMaxTreeArity> down{-1, -1, -1};
+  if (!wholeTreeDown.empty()) {
+    for (size_t i = 0; i < down.size(); ++i) down[i] = wholeTreeDown[flat(stored, rank) * kMaxTreeArity + i];
+    return down;
+  }
+  int base = stored % baseChannels;
+  int node = rankToNode[static_cast<size_t>(rank)];
+  size_t row = static_cast<size_t>(base) * static_cast<size_t>(nNodes) + static_cast<size_t>(node);
+  size_t x = 0;
+  auto add = [&](int child) {
+    if (child >= 0 && x < down.size()) down[x++] = child;
+  };
+  add(treeDown[flat(base, rank)]);
+  if (rank == treeToChild0[row]) add(nodeTreeDown0[nodeFlat(stored, node)]);
+  if (rank == treeToChild1[row]) add(nodeTreeDown1[nodeFlat(stored, node)]);
+  return down;
+}
+
 ChannelLinks channelOf(const Connection& conn, int rank, int c) {
   ChannelLinks l;
   int stored = conn.source[static_cast<size_t>(c)];
   int ring = stored % conn.baseChannels;
   l.ringPrev = conn.ringPrev[conn.flat(ring, rank)];
   l.ringNext = conn.ringNext[conn.flat(ring, rank)];
-  size_t t = conn.flat(stored, rank);
-  l.treeUp = conn.treeUp[t];
-  for (int i = 0; i < kMaxTreeArity; ++i) l.treeDown[static_cast<size_t>(i)] = conn.treeDown[t * kMaxTreeArity + static_cast<size_t>(i)];
+  l.treeUp = conn.treeUpOf(stored, rank);
+  l.treeDown = conn.treeDownOf(stored, rank);
   l.treeDepth = conn.treeDepth;
   if (conn.collnet) {
     l.chainUp = conn.chainUp[conn.flat(ring, rank)];

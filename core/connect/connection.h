@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/connect/preset.h"
+#include "core/connect/rank_rows.h"
 
 namespace weft::connect {
 
@@ -67,24 +68,36 @@ struct Connection {
   int minLocalRanks = 0;
   int maxLocalRanks = 0;
   GraphInfos graphs{};   // merged over ranks
-  std::vector<int> rankToNode;
-  std::vector<int> rankToLocalRank;
+  RankRows rankToNode;
+  RankRows rankToLocalRank;
   std::vector<int> nodeFirstRank;
   std::vector<int> nodeLocalRanks;
 
   // Channel c repeats stored channel source[c] < 2 * baseChannels (NCCL's copyChannels).
   // Stored channels s and s + baseChannels share a ring; trees differ (tree 0 and tree 1).
   std::vector<int> source;
-  std::vector<int> ringPrev, ringNext;  // [baseChannels][nRanks]
-  std::vector<int> treeUp;              // [2 * baseChannels][nRanks]
-  std::vector<int> treeDown;            // [2 * baseChannels][nRanks][kMaxTreeArity]
+  RankRows ringPrev, ringNext;  // [baseChannels][nRanks]
+  // Trees. Inside a node both trees of a channel follow the node's chain: treeUp and treeDown
+  // hold each rank's parent and child there ([baseChannels][nRanks], -1 at the chain's ends).
+  // Across nodes the two trees differ, at three ranks of each node only: per stored channel
+  // ([2 * baseChannels][nNodes]), the parent of the node's parent-side rank (treeToParent), and
+  // the rank of the child node added below each child-side rank (treeToChild0, treeToChild1;
+  // -1: none). Read a rank's links with treeUpOf and treeDownOf; at a million ranks this is a
+  // fifth of the memory full [2 * baseChannels][nRanks][kMaxTreeArity] tables took.
+  RankRows treeUp, treeDown;                           // [baseChannels][nRanks]
+  std::vector<int> nodeTreeUp;                         // [2 * baseChannels][nNodes]
+  std::vector<int> nodeTreeDown0, nodeTreeDown1;       // [2 * baseChannels][nNodes]
+  // When a node names another node's rank for its trees (a one-GPU tree graph read past its
+  // channel, as NCCL reads it: CPU endpoints), the trees are held whole instead, as NCCL holds
+  // them: [2 * baseChannels][nRanks] and [2 * baseChannels][nRanks][kMaxTreeArity].
+  std::vector<int> wholeTreeUp, wholeTreeDown;
   // Which rank of each node talks to the parent node and to each child node, per base channel
   // ([baseChannels][nNodes]); the ranks connectTrees logs for.
   std::vector<int> treeToParent, treeToChild0, treeToChild1;
 
   bool collnet = false;                 // CollNet enabled after the exchange
   int collnetChannels = 0;              // channels when CollNet was connected
-  std::vector<int> chainUp, chainDown;  // [baseChannels][nRanks], CollNet only
+  RankRows chainUp, chainDown;  // [baseChannels][nRanks], CollNet only
   std::vector<CollnetNode> collnetNodes;  // by node; empty when CollNet direct was not connected
 
   int nvlsChannels = 0;         // 0: NVLS off
@@ -100,6 +113,12 @@ struct Connection {
   size_t flat(int stored, int rank) const {
     return static_cast<size_t>(stored) * static_cast<size_t>(nRanks) + static_cast<size_t>(rank);
   }
+  size_t nodeFlat(int stored, int node) const {
+    return static_cast<size_t>(stored) * static_cast<size_t>(nNodes) + static_cast<size_t>(node);
+  }
+  // Rank `rank`'s parent and children in stored tree channel `stored` (< 2 * baseChannels).
+  int treeUpOf(int stored, int rank) const;
+  std::array<int, kMaxTreeArity> treeDownOf(int stored, int rank) const;
 };
 
 // NCCL's copyChannels: channels [start, end) repeat channels [0, end - start). Returns the new

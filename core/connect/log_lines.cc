@@ -10,9 +10,8 @@ namespace weft::connect {
 namespace {
 
 std::string treeLine(const Connection& conn, int rank, int stored) {
-  size_t t = conn.flat(stored, rank);
-  const int* d = &conn.treeDown[t * kMaxTreeArity];
-  return strprintf("Tree %d : %d -> %d -> %d/%d/%d", stored, conn.treeUp[t], rank, d[0], d[1], d[2]);
+  std::array<int, kMaxTreeArity> d = conn.treeDownOf(stored, rank);
+  return strprintf("Tree %d : %d -> %d -> %d/%d/%d", stored, conn.treeUpOf(stored, rank), rank, d[0], d[1], d[2]);
 }
 
 void add(std::vector<LogLine>& out, uint64_t subsys, std::string text) {

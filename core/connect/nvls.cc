@@ -12,15 +12,14 @@ void setupNvls(const Exchange& ex, const ConnectOptions& o, Connection& conn) {
   conn.nvlsChannels = 0;
   if (!o.nvls || ex.merged[kSlotNvls].nChannels == 0) return;
   size_t minHeads = SIZE_MAX;
-  for (int first : ex.nodeFirstRank) minHeads = std::min(minHeads, ex.ranks[static_cast<size_t>(first)].nvlsHeads.size());
+  for (const std::vector<int>& heads : ex.nodeNvlsHeads) minHeads = std::min(minHeads, heads.size());
   if (minHeads == 0) return;
   conn.nvlsChannels = o.nvlsChannels;
   conn.nvlsHeadCount = static_cast<int>(minHeads);
   conn.nvlsHeads.resize(minHeads * static_cast<size_t>(ex.nNodes));
   for (size_t h = 0; h < minHeads; ++h)
     for (int n = 0; n < ex.nNodes; ++n)
-      conn.nvlsHeads[h * static_cast<size_t>(ex.nNodes) + static_cast<size_t>(n)] =
-          ex.ranks[static_cast<size_t>(ex.nodeFirstRank[static_cast<size_t>(n)])].nvlsHeads[h];
+      conn.nvlsHeads[h * static_cast<size_t>(ex.nNodes) + static_cast<size_t>(n)] = ex.nodeNvlsHeads[static_cast<size_t>(n)][h];
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "core/connect/postset.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 #include "core/base/strings.h"
@@ -30,56 +31,19 @@ int defaultNvlsChannels(int compCap, bool multiNode, const ConnectOptions& o) {
 
 namespace {
 
-constexpr Slot kRingSlots[] = {Slot::kRingRecv, Slot::kRingSend, Slot::kRingPrev, Slot::kRingNext};
-
-// Odd nodes swap channel pairs so that consecutive nodes do not enter and leave on the same
-// rail (only ranks whose own ring search settled on crossNic 2, with an even channel count).
-void alternateCrossNicRings(Exchange& ex) {
-  if (ex.nChannels % 2 != 0) return;
-  for (RankPreset& p : ex.ranks) {
-    if (p.crossNicRing != 2 || ex.rankToNode[static_cast<size_t>(p.rank)] % 2 != 1) continue;
-    for (int c = 0; c < ex.nChannels; c += 2)
-      for (Slot s : kRingSlots) std::swap(p.at(s, c), p.at(s, c ^ 1));
-  }
-}
-
-// Row-major [nChannels][nNodes] of `slot`, read from each node's first rank.
-Result<std::vector<int>> nodeRows(const Exchange& ex, Slot slot) {
-  std::vector<int> out(static_cast<size_t>(ex.nChannels) * static_cast<size_t>(ex.nNodes));
+// A row of node ends: every value must name a rank of the communicator.
+Status checkNodeRow(const Exchange& ex, const std::vector<int>& row) {
   for (int c = 0; c < ex.nChannels; ++c) {
     for (int n = 0; n < ex.nNodes; ++n) {
-      int v = ex.ranks[static_cast<size_t>(ex.nodeFirstRank[static_cast<size_t>(n)])].get(slot, c);
+      int v = row[static_cast<size_t>(c) * static_cast<size_t>(ex.nNodes) + static_cast<size_t>(n)];
       if (v < 0 || v >= ex.nRanks)
         return invalidArgument(strprintf("postset: node %d names rank %d in channel %d, outside 0..%d", n, v, c, ex.nRanks - 1));
-      out[static_cast<size_t>(c) * static_cast<size_t>(ex.nNodes) + static_cast<size_t>(n)] = v;
     }
   }
-  return out;
+  return Status::ok();
 }
 
-// The per-rank rows the postset starts from, [channel][nRanks]: ring neighbours for the
-// exchanged channels, tree links inside the node for both stored copies of each channel (the
-// preset's channel copy). One pass over the ranks reads each preset once.
-void gatherRankRows(const Exchange& ex, Connection& conn, std::vector<int>& treeDown0) {
-  size_t n = static_cast<size_t>(ex.nRanks);
-  size_t base = static_cast<size_t>(ex.nChannels);
-  conn.ringPrev.resize(base * n);
-  conn.ringNext.resize(base * n);
-  conn.treeUp.resize(2 * base * n);
-  treeDown0.resize(2 * base * n);
-  for (size_t r = 0; r < n; ++r) {
-    const RankPreset& p = ex.ranks[r];
-    for (size_t c = 0; c < base; ++c) {
-      int ch = static_cast<int>(c);
-      conn.ringPrev[c * n + r] = p.get(Slot::kRingPrev, ch);
-      conn.ringNext[c * n + r] = p.get(Slot::kRingNext, ch);
-      conn.treeUp[c * n + r] = conn.treeUp[(c + base) * n + r] = p.get(Slot::kTreeUp, ch);
-      treeDown0[c * n + r] = treeDown0[(c + base) * n + r] = p.get(Slot::kTreeDown, ch);
-    }
-  }
-}
-
-void describe(const Exchange& ex, Connection& conn) {
+void describe(Exchange& ex, Connection& conn) {
   conn.nRanks = ex.nRanks;
   conn.nNodes = ex.nNodes;
   conn.baseChannels = ex.nChannels;
@@ -89,30 +53,83 @@ void describe(const Exchange& ex, Connection& conn) {
   conn.minLocalRanks = ex.minLocalRanks;
   conn.maxLocalRanks = ex.maxLocalRanks;
   conn.graphs = ex.merged;
-  conn.rankToNode = ex.rankToNode;
-  conn.rankToLocalRank = ex.rankToLocalRank;
+  conn.rankToNode = std::move(ex.rankToNode);
+  conn.rankToLocalRank = std::move(ex.rankToLocalRank);
   conn.nodeFirstRank = ex.nodeFirstRank;
   conn.nodeLocalRanks = ex.nodeLocalRanks;
   conn.treeDepth = ex.nRanks / ex.nNodes - 1 + log2i(ex.nNodes);
 }
 
-Status gatherRingsAndTrees(const Exchange& ex, Connection& conn) {
-  WEFT_ASSIGN_OR_RETURN(std::vector<int> recv, nodeRows(ex, Slot::kRingRecv));
-  WEFT_ASSIGN_OR_RETURN(std::vector<int> send, nodeRows(ex, Slot::kRingSend));
-  WEFT_ASSIGN_OR_RETURN(conn.treeToParent, nodeRows(ex, Slot::kTreeToParent));
-  WEFT_ASSIGN_OR_RETURN(conn.treeToChild0, nodeRows(ex, Slot::kTreeToChild0));
-  WEFT_ASSIGN_OR_RETURN(conn.treeToChild1, nodeRows(ex, Slot::kTreeToChild1));
-  std::vector<int> down0;
-  gatherRankRows(ex, conn, down0);
-  connectRings(recv, send, ex.nNodes, ex.nRanks, ex.nChannels, conn.ringPrev, conn.ringNext);
-  conn.treeDown.assign(down0.size() * kMaxTreeArity, -1);
-  for (size_t i = 0; i < down0.size(); ++i) conn.treeDown[i * kMaxTreeArity] = down0[i];
+// The rows of node ends are checked, then the rings are joined across nodes in the rows of
+// neighbours the exchange left (moved, not copied: at a million ranks they are most of memory).
+Status gatherRingsAndTrees(Exchange& ex, Connection& conn) {
+  for (const std::vector<int>* row : {&ex.nodeRingRecv, &ex.nodeRingSend, &ex.nodeTreeToParent, &ex.nodeTreeToChild0,
+                                      &ex.nodeTreeToChild1})
+    WEFT_TRY(checkNodeRow(ex, *row));
+  conn.treeToParent = std::move(ex.nodeTreeToParent);
+  conn.treeToChild0 = std::move(ex.nodeTreeToChild0);
+  conn.treeToChild1 = std::move(ex.nodeTreeToChild1);
+  conn.ringPrev = std::move(ex.ringPrev);
+  conn.ringNext = std::move(ex.ringNext);
+  conn.treeUp = std::move(ex.treeUp);
+  conn.treeDown = std::move(ex.treeDown);
+  connectRings(ex.nodeRingRecv, ex.nodeRingSend, ex.nNodes, ex.nRanks, ex.nChannels, conn.ringPrev, conn.ringNext);
   return Status::ok();
 }
 
-Status addTreeDown(Connection& conn, int stored, int rank, int child) {
+// Channel c carries tree 0 of the double binary tree and channel c + base carries tree 1. The
+// node's parent-side rank goes up to the child-side rank of the parent node it hangs under;
+// its child-side ranks go down to the parent-side rank of each child node. In ranks, per tree:
+struct NodeTreeLinks {
+  int stored = 0;
+  int top = -1, up = -1;      // the node's parent-side rank, and the rank above it (-1: none)
+  int side0 = -1, down0 = -1;  // its first child-side rank, and the rank below it (-1: none)
+  int side1 = -1, down1 = -1;  // its second child-side rank, and the rank below it
+};
+
+std::array<NodeTreeLinks, 2> nodeTreeLinks(const Connection& conn, const DoubleTree& dt, int node, int c) {
+  size_t row = static_cast<size_t>(c) * static_cast<size_t>(conn.nNodes);
+  const int* ttp = conn.treeToParent.data() + row;
+  const int* ttc0 = conn.treeToChild0.data() + row;
+  const int* ttc1 = conn.treeToChild1.data() + row;
+  std::array<NodeTreeLinks, 2> out;
+  const TreeLinks* trees[2] = {&dt.tree0, &dt.tree1};
+  for (size_t i = 0; i < 2; ++i) {
+    const TreeLinks& t = *trees[i];
+    out[i] = NodeTreeLinks{c + static_cast<int>(i) * conn.baseChannels,
+                           ttp[node], t.up == -1 ? -1 : (t.childType == 0 ? ttc0 : ttc1)[t.up],
+                           ttc0[node], t.down0 == -1 ? -1 : ttp[t.down0],
+                           ttc1[node], t.down1 == -1 ? -1 : ttp[t.down1]};
+  }
+  return out;
+}
+
+// A rank gets at most its child inside the node and one child node below each of its two roles:
+// never more than NCCL's three.
+void connectNodeTrees(Connection& conn, const DoubleTree& dt, int node, int c) {
+  for (const NodeTreeLinks& l : nodeTreeLinks(conn, dt, node, c)) {
+    size_t at = conn.nodeFlat(l.stored, node);
+    if (l.up != -1) conn.nodeTreeUp[at] = l.up;
+    conn.nodeTreeDown0[at] = l.down0;
+    conn.nodeTreeDown1[at] = l.down1;
+  }
+}
+
+// Whether every rank a node names for its trees is its own. Not so when a tree graph has one GPU
+// and its pattern reads a child past the channel (NCCL's flat array: the next channel's rank,
+// and past the last channel what the graph holds there, rank 0 for CPU endpoints' graphs): that
+// rank then gets children for another node.
+bool treeEndsOwn(const Connection& conn) {
+  for (const std::vector<int>* row : {&conn.treeToParent, &conn.treeToChild0, &conn.treeToChild1})
+    for (size_t i = 0; i < row->size(); ++i)
+      if (conn.rankToNode[static_cast<size_t>((*row)[i])] != static_cast<int>(i % static_cast<size_t>(conn.nNodes)))
+        return false;
+  return true;
+}
+
+Status addWholeTreeDown(Connection& conn, int stored, int rank, int child) {
   if (child < 0) return Status::ok();
-  int* down = &conn.treeDown[conn.flat(stored, rank) * kMaxTreeArity];
+  int* down = &conn.wholeTreeDown[conn.flat(stored, rank) * kMaxTreeArity];
   int x = 0;
   while (x < kMaxTreeArity && down[x] >= 0) ++x;
   if (x == kMaxTreeArity)
@@ -122,27 +139,49 @@ Status addTreeDown(Connection& conn, int stored, int rank, int child) {
   return Status::ok();
 }
 
-// Channel c carries tree 0 of the double binary tree and channel c + base carries tree 1. The
-// node's parent-side rank goes up to the child-side rank of the parent node it hangs under;
-// its child-side ranks go down to the parent-side rank of each child node.
-Status connectNodeTrees(Connection& conn, const DoubleTree& dt, int node, int c) {
-  size_t row = static_cast<size_t>(c) * static_cast<size_t>(conn.nNodes);
-  const int* ttp = conn.treeToParent.data() + row;
-  const int* ttc0 = conn.treeToChild0.data() + row;
-  const int* ttc1 = conn.treeToChild1.data() + row;
-  const std::pair<const TreeLinks*, int> trees[2] = {{&dt.tree0, c}, {&dt.tree1, c + conn.baseChannels}};
-  for (const auto& [t, stored] : trees) {
-    if (t->up != -1) conn.treeUp[conn.flat(stored, ttp[node])] = (t->childType == 0 ? ttc0 : ttc1)[t->up];
-    WEFT_TRY(addTreeDown(conn, stored, ttc0[node], t->down0 == -1 ? -1 : ttp[t->down0]));
-    WEFT_TRY(addTreeDown(conn, stored, ttc1[node], t->down1 == -1 ? -1 : ttp[t->down1]));
+// The trees as NCCL holds them, every rank's links in both trees of every channel, for nodes
+// that name another node's rank (see treeEndsOwn): small communicators (CPU endpoints) only.
+Status connectWholeTrees(Connection& conn) {
+  size_t n = static_cast<size_t>(conn.nRanks), base = static_cast<size_t>(conn.baseChannels);
+  conn.wholeTreeUp.resize(2 * base * n);
+  conn.wholeTreeDown.assign(2 * base * n * kMaxTreeArity, -1);
+  for (size_t s = 0; s < 2 * base; ++s) {
+    for (size_t r = 0; r < n; ++r) {
+      conn.wholeTreeUp[s * n + r] = conn.treeUp[(s % base) * n + r];
+      conn.wholeTreeDown[(s * n + r) * kMaxTreeArity] = conn.treeDown[(s % base) * n + r];
+    }
+  }
+  for (int node = 0; node < conn.nNodes; ++node) {
+    DoubleTree dt = dtree(conn.nNodes, node);
+    for (int c = 0; c < conn.baseChannels; ++c) {
+      for (const NodeTreeLinks& l : nodeTreeLinks(conn, dt, node, c)) {
+        if (l.up != -1) conn.wholeTreeUp[conn.flat(l.stored, l.top)] = l.up;
+        WEFT_TRY(addWholeTreeDown(conn, l.stored, l.side0, l.down0));
+        WEFT_TRY(addWholeTreeDown(conn, l.stored, l.side1, l.down1));
+      }
+    }
   }
   return Status::ok();
 }
 
 Status connectTrees(Connection& conn) {
+  if (!treeEndsOwn(conn)) return connectWholeTrees(conn);
+  size_t rows = 2 * static_cast<size_t>(conn.baseChannels) * static_cast<size_t>(conn.nNodes);
+  conn.nodeTreeUp.resize(rows);
+  conn.nodeTreeDown0.assign(rows, -1);
+  conn.nodeTreeDown1.assign(rows, -1);
+  // A node's parent-side rank keeps its parent inside the node (none: it heads the chain)
+  // unless the node hangs under another.
+  for (int stored = 0; stored < 2 * conn.baseChannels; ++stored) {
+    int c = stored % conn.baseChannels;
+    for (int node = 0; node < conn.nNodes; ++node) {
+      int ttp = conn.treeToParent[static_cast<size_t>(c) * static_cast<size_t>(conn.nNodes) + static_cast<size_t>(node)];
+      conn.nodeTreeUp[conn.nodeFlat(stored, node)] = conn.treeUp[conn.flat(c, ttp)];
+    }
+  }
   for (int node = 0; node < conn.nNodes; ++node) {
     DoubleTree dt = dtree(conn.nNodes, node);
-    for (int c = 0; c < conn.baseChannels; ++c) WEFT_TRY(connectNodeTrees(conn, dt, node, c));
+    for (int c = 0; c < conn.baseChannels; ++c) connectNodeTrees(conn, dt, node, c);
   }
   return Status::ok();
 }
@@ -176,7 +215,6 @@ Status checkRings(const Connection& conn) {
 Result<Connection> postset(Exchange ex, const std::vector<GraphSet>& nodeGraphs, const ConnectOptions& options) {
   Connection conn;
   describe(ex, conn);
-  alternateCrossNicRings(ex);
   WEFT_TRY(gatherRingsAndTrees(ex, conn));
   WEFT_TRY(connectTrees(conn));
   // Both trees are connected: the channel count doubles.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/status.h"
@@ -79,5 +80,32 @@ struct RankPreset {
 // The preset of `rank` among `nRanks` ranks, from its node's graphs (ring and tree required).
 // Fails when the rank is missing from a ring or tree channel of those graphs.
 Result<RankPreset> preset(const GraphSet& graphs, int rank, int nRanks, int compCap);
+
+// Where each rank sits in each channel of the graphs that many ranks share. A preset looks for
+// its rank in every channel of its graphs, as NCCL's does by scanning the channel; for a million
+// ranks of 16 channels those scans were a third of the connect phase. Tables are made per graph
+// on first use (channels the graph found, ranks within 4096 of each other; anything else is
+// scanned) and give the same step a scan gives: the first one holding the rank, or -1.
+class ChannelPositions {
+ public:
+  int stepOf(const GraphSet& graphs, const topo::Graph& g, int c, int rank);
+
+ private:
+  struct Table {
+    int lowest = 0;          // the smallest rank the graph's channels hold
+    int span = 0;            // ranks lowest .. lowest + span - 1; 0: no table, scan
+    std::vector<int> steps;  // [channel][rank - lowest]: first step, or -1
+  };
+  const Table& tableOf(const topo::Graph& g);
+
+  std::unordered_map<const topo::Graph*, Table> tables_;
+  const topo::Graph* last_ = nullptr;
+  const Table* lastTable_ = nullptr;
+};
+
+// preset() into `out`, reusing its storage, with steps found through `positions`. NVLS heads
+// are left empty unless `nvlsHeads` (only node ends read them).
+Status presetInto(const GraphSet& graphs, int rank, int nRanks, int compCap, ChannelPositions& positions,
+                  bool nvlsHeads, RankPreset& out);
 
 }  // namespace weft::connect

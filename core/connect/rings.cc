@@ -7,7 +7,7 @@
 namespace weft::connect {
 
 void connectRings(const std::vector<int>& recv, const std::vector<int>& send, int nNodes, int nRanks,
-                  int nChannels, std::vector<int>& prev, std::vector<int>& next) {
+                  int nChannels, RankRows& prev, RankRows& next) {
   for (int c = 0; c < nChannels; ++c) {
     const int* r = recv.data() + static_cast<size_t>(c) * static_cast<size_t>(nNodes);
     const int* s = send.data() + static_cast<size_t>(c) * static_cast<size_t>(nNodes);

@@ -15,7 +15,7 @@ namespace weft::connect {
 // the tail sends to the head of node n+1 (cyclically). recv/send are [nChannels][nNodes];
 // prev/next are [nChannels][nRanks], with the intra-node links already in place.
 void connectRings(const std::vector<int>& recv, const std::vector<int>& send, int nNodes, int nRanks,
-                  int nChannels, std::vector<int>& prev, std::vector<int>& next);
+                  int nChannels, RankRows& prev, RankRows& next);
 
 // Follows stored ring `ring` from rank 0 through every rank; fails with NCCL's wording when it
 // does not come back to rank 0 after nRanks steps or misses a rank. `seen` is scratch space.

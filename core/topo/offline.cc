@@ -121,6 +121,7 @@ Result<SimulatedNode> simulate(const TopoXml& xml, int index, int gpus, int rank
   log::ScopedDevice dev(node.firstRank);
   WEFT_ASSIGN_OR_RETURN(node.system, buildSystem(xml));
   System& s = node.system;
+  if (index == 0) node.bound = machineBound(s, o.nodes);
 
   CommView comm{node.firstRank, o.nodes * node.gpusPerNode};
   WEFT_TRY(computePaths(s, o.params, &comm));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/topo/bound.h"
 #include "core/topo/graph.h"
 #include "core/topo/params.h"
 #include "core/topo/search.h"
@@ -51,6 +52,7 @@ struct SimulatedNode {
   int gpusPerNode = 0;
   System system;
   NodeGraphs graphs;
+  MachineBound bound;  // node 0 only: the machine's bound on `nodes` nodes, before NCCL trims it
 };
 
 // GPUs with a rank in the topology file: the ranks of one node.

@@ -126,6 +126,27 @@ typedef struct {
  * libnccl-tuner.so is tried. The tuner is finalized by weft_topo_run_free. */
 WEFT_API weft_result_t weft_topo_tune(const weft_topo_run_t* run, int coll, size_t bytes, weft_tune_choice_t* choice);
 
+/* How far NCCL's channels are from the machine: an upper bound on the bus bandwidth (nccl-tests'
+ * busbw) any schedule of `coll` could reach on the run's nodes, from the capacities of the system
+ * graph's links (a cut bound: see README, "How far from the machine's bound"), beside what NCCL's
+ * ring graph promises. */
+typedef struct {
+  float bound_gbs;         /* GB/s; 0 when a single rank has nothing to move */
+  float rings_gbs;         /* NCCL's rings: ring_channels x ring_channel_gbs */
+  int ring_channels;       /* channels of node 0's ring graph */
+  float ring_channel_gbs;  /* GB/s each: bw_intra on one node, min(bw_intra, bw_inter) across nodes */
+  int parts_per_node;      /* the cut that binds: parts each node is split into (1: the node whole) */
+  int gpus_per_part;       /* GPUs in its tightest part (1: each GPU on its own) */
+  const char* limit;       /* that cut in words, "the links into each GPU (NVL 370.8 + PCI 48.0 GB/s)";
+                              owned by the run, valid until weft_topo_run_free */
+} weft_bound_t;
+
+/* The bound for WEFT_COLL_ALLREDUCE (schedules that reduce on GPUs, as NCCL's ring and tree do;
+ * NVLS and CollNet reduce in switches and are not covered) or WEFT_COLL_ALLGATHER (any
+ * schedule). Computed when the run is made; thread-safe, does not block. Other collectives are
+ * an error. */
+WEFT_API weft_result_t weft_topo_bound(const weft_topo_run_t* run, int coll, weft_bound_t* bound);
+
 /* Frees memory returned by weft. NULL is allowed. */
 WEFT_API void weft_free(void* p);
 

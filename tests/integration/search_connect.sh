@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `weft search` prints the connect phase: every rank's lines by default, one rank's with --rank,
-# JSON with every rank's channels, a two-line summary with --quiet, and a usage error for a rank
-# outside the communicator.
+# JSON with every rank's channels, a two-line summary with --quiet, the machine's bound beside
+# NCCL's rings in all three, and a usage error for a rank outside the communicator.
 set -euo pipefail
 WEFT=$1
 TOPO=$2
@@ -27,6 +27,10 @@ ranks, n = d["ranks"], d["connect"]["nChannels"]
 assert len(ranks) == d["nRanks"] == 16, len(ranks)
 for r in ranks:
     assert len(r["ring"]) == n and len(r["tree"]) == n, r["rank"]
+# the machine's bound, beside NCCL's rings (which are one schedule: never above it)
+b = d["bound"]
+assert b["ranks"] == 16 and 0 < b["rings"]["busBw"] <= b["allreduce"]["busBw"], b
+assert b["allgather"]["limit"].startswith("the links into "), b
 # every channel's ring visits all ranks once
 for c in range(n):
     nxt = {r["rank"]: r["ring"][c][1] for r in ranks}
@@ -39,8 +43,12 @@ else
   grep -q '"ranks":\[{"rank":0,' "$out/all.json" || fail "JSON lacks the ranks array"
 fi
 
+grep -q '^# bound: allreduce (reductions on GPUs): rings [0-9]* x .* GB/s bound ([0-9]*%): limited by the links into ' "$out/all.txt" ||
+  fail "no bound line after the ranks' lines"
+
 "$WEFT" search "$TOPO" --nodes 100 --quiet > "$out/quiet.txt"
-[ "$(wc -l < "$out/quiet.txt")" -eq 2 ] || fail "--quiet printed $(wc -l < "$out/quiet.txt") lines"
+[ "$(grep -vc '^# bound: ' "$out/quiet.txt")" -eq 2 ] || fail "--quiet printed $(wc -l < "$out/quiet.txt") lines"
+[ "$(grep -c '^# bound: ' "$out/quiet.txt")" -eq 2 ] || fail "--quiet: no allreduce and allgather bound lines"
 grep -q '^ranks 800 (100 x 8 GPUs), nodes 100, channels ' "$out/quiet.txt" || fail "unexpected summary: $(head -1 "$out/quiet.txt")"
 
 if "$WEFT" search "$TOPO" --nodes 2 --rank 16 > /dev/null 2> "$out/err.txt"; then fail "--rank 16 accepted"; fi

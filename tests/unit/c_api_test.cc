@@ -20,6 +20,33 @@ TEST(CApi, VersionAndResultStrings) {
   EXPECT_EQ(weftCHeadersCompile(), 1);
 }
 
+// How far NCCL's rings are from the machine: the bound of both collectives beside the rings,
+// and what binds; other collectives are refused.
+TEST(CApi, BoundBesideNcclsRings) {
+  weft_topo_options_t opts = WEFT_TOPO_OPTIONS_INIT;
+  opts.nodes = 2;
+  weft_topo_run_t* run = nullptr;
+  ASSERT_EQ(weft_topo_run_file(example().c_str(), &opts, &run), weftSuccess) << weft_last_error();
+  weft_graph_info_t ring;
+  ASSERT_EQ(weft_topo_graph_info(run, WEFT_GRAPH_RING, &ring), weftSuccess);
+  for (int coll : {WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER}) {
+    weft_bound_t b;
+    ASSERT_EQ(weft_topo_bound(run, coll, &b), weftSuccess) << weft_last_error();
+    EXPECT_EQ(b.ring_channels, ring.n_channels);
+    EXPECT_FLOAT_EQ(b.rings_gbs, static_cast<float>(b.ring_channels) * b.ring_channel_gbs);
+    EXPECT_GT(b.rings_gbs, 0);
+    EXPECT_GE(b.bound_gbs, b.rings_gbs);
+    EXPECT_GE(b.parts_per_node, 1);
+    ASSERT_NE(b.limit, nullptr);
+    EXPECT_EQ(std::string(b.limit).rfind("the links into ", 0), 0u) << b.limit;
+  }
+  weft_bound_t b;
+  EXPECT_NE(weft_topo_bound(run, WEFT_COLL_BROADCAST, &b), weftSuccess);
+  EXPECT_NE(std::string(weft_last_error()).find("collective 0 has no bound"), std::string::npos) << weft_last_error();
+  EXPECT_NE(weft_topo_bound(run, WEFT_COLL_ALLREDUCE, nullptr), weftSuccess);
+  weft_topo_run_free(run);
+}
+
 TEST(CApi, RunsTheExampleOnTwoNodes) {
   weft_topo_options_t opts = WEFT_TOPO_OPTIONS_INIT;
   opts.nodes = 2;

@@ -210,6 +210,20 @@ TEST_F(Postset, EveryRankLogsInNcclOrder) {
   EXPECT_EQ(rank2[2].subsys, log::kInit);
 }
 
+// One rank per node with a balanced tree (CPU endpoints): the child-side rank index 1 reads
+// past the one-GPU channel, as NCCL reads its flat array, and in the last channel past the
+// channels the graph holds: rank 0, which then takes children for other nodes. NCCL's links:
+// tree 0 of channel 1 over 3 nodes hangs node 2 (from node 0's second child slot) and node 1
+// (from node 2's first child slot, read as rank 0) below rank 0.
+TEST_F(Postset, OneRankPerNodeBalancedTree_ReadsPastTheChannelAsNccl) {
+  Synthetic syn(inOrder(3, 1, 2));
+  Connection conn = connectOrDie(syn.inputs());
+  EXPECT_EQ(channelOf(conn, 0, 1).treeDown, (std::array<int, kMaxTreeArity>{2, 1, -1}));
+  EXPECT_EQ(channelOf(conn, 1, 1).treeUp, 0);
+  EXPECT_EQ(channelOf(conn, 2, 1).treeUp, 0);
+  EXPECT_EQ(channelOf(conn, 0, 0).treeDown, (std::array<int, kMaxTreeArity>{2, -1, -1}));
+}
+
 TEST_F(Postset, RankMissingFromItsRingIsAnError) {
   Synthetic syn(inOrder(1, 2, 1));
   topo::Graph& ring = syn.nodes()[0].ring;

@@ -19,6 +19,7 @@
 #include "core/connect/log_lines.h"
 #include "core/connect/offline.h"
 #include "core/plugin/tuner_loader.h"
+#include "core/topo/bound.h"
 #include "core/topo/paths.h"
 #include "core/topo/offline.h"
 #include "core/topo/system_print.h"
@@ -136,7 +137,27 @@ struct SearchPhase {
   std::vector<int> rankCompCaps;  // each rank's own GPU (connect::rankCompCaps)
   std::optional<topo::SimulatedNode> first;
   double seconds = 0;
+  // The machine's bound beside NCCL's rings (the ring graph of node 0's first domain).
+  topo::MachineBound bound;
+  topo::RingFigure rings;
 };
+
+// The bound is the machine's (node 0's system before NCCL trims it), beside node 0's rings.
+void computeBound(int nodes, SearchPhase& sp) {
+  sp.bound = sp.first->bound;
+  sp.rings = topo::ringFigure(sp.first->graphs.ring, nodes);
+}
+
+// "# bound: allreduce (reductions on GPUs): rings 4 x 20.0 GB/s = 80.0 GB/s of a 96.0 GB/s
+// bound (83%): limited by …", and the same for allgather.
+void printBoundText(const SearchPhase& sp) {
+  if (!sp.bound.defined) {
+    std::printf("# bound: a single rank moves nothing\n");
+    return;
+  }
+  std::printf("# bound: allreduce (reductions on GPUs): %s\n", topo::boundLine(sp.rings, sp.bound.allreduce).c_str());
+  std::printf("# bound: allgather: %s\n", topo::boundLine(sp.rings, sp.bound.allgather).c_str());
+}
 
 // Simulates every node (only node 0 with --quiet: the others are node 0 moved to their ranks).
 Status runNodes(const SearchArgs& a, const topo::TopoXml& topo, const topo::OfflineOptions& o,
@@ -187,6 +208,8 @@ Status printSummary(const SearchArgs& a, const connect::Connection& conn, const 
     w.beginObject().field("weft", WEFT_VERSION_STRING).field("topology", a.topo).field("nodes", a.nodes);
     w.field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn.nRanks);
     WEFT_TRY(printTune(tuned, &w));
+    w.key("bound");
+    writeBoundJson(w, sp.bound, sp.rings);
     w.key("connect");
     writeConnectJson(w, conn);
     w.key("seconds").beginObject().field("wall", wall).field("cpu", total.cpu());
@@ -203,6 +226,7 @@ Status printSummary(const SearchArgs& a, const connect::Connection& conn, const 
               "peak memory %.1f MB\n",
               wall, total.cpu(), sp.seconds, connectPhase.wall, connectPhase.cpu, wall * 1e6 / conn.nRanks,
               Stopwatch::peakMb());
+  printBoundText(sp);
   return printTune(tuned, nullptr);
 }
 
@@ -292,6 +316,7 @@ int runSearch(const SearchArgs& a) {
   }
   SearchPhase sp;
   if (Status s = runNodes(a, *topo, *options, trace, streamJson ? &w : nullptr, sp); !s.isOk()) return fail("weft search", s);
+  computeBound(a.nodes, sp);
   if (Status s = writeGraphOut(a, sp); !s.isOk()) return fail("weft search: --graph-out", s);
   Stopwatch connectClock;
   auto conn = runConnect(*options, sp);
@@ -319,9 +344,12 @@ int runSearch(const SearchArgs& a) {
       writeTraceJson(w, trace);
     }
     w.field("gpusPerNode", sp.first->gpusPerNode).field("nRanks", conn->nRanks);
+    w.key("bound");
+    writeBoundJson(w, sp.bound, sp.rings);
     if (Status s = printTune(tp, &w); !s.isOk()) return fail("weft search: tune", s);
   }
   if (!a.quiet) printRanks(a, *conn, streamJson ? &w : nullptr);
+  if (!a.quiet && !streamJson) printBoundText(sp);
   if (!a.quiet && !streamJson) {
     if (Status s = runTune(); !s.isOk()) return fail("weft search: tune", s);
     if (Status s = printTune(tuned ? &*tuned : nullptr, nullptr); !s.isOk()) return fail("weft search: tune", s);
@@ -353,13 +381,18 @@ void addSearchCommand(CLI::App& app) {
       "plugin; nvls as NCCL on GPUs with NVLS multicast, so not with NCCL_NVLS_ENABLE=0 or on a system\n"
       "of two GPUs or fewer (ncclNvlsInit), and with NCCL_NVLS_NCHANNELS channels when set.\n\n"
       "--quiet searches node 0 only, connects every rank, and prints a summary: nodes, ranks,\n"
-      "channels, time and peak memory (the connect phase is linear in ranks: 100k ranks take well\n"
-      "under a second).\n\n"
+      "channels, time and peak memory (the connect phase is linear in ranks: a million ranks take\n"
+      "a second or two).\n\n"
+      "Last come two \"# bound:\" lines (JSON: \"bound\"): NCCL's rings beside an upper bound on the\n"
+      "bus bandwidth any allreduce (reducing on GPUs) or allgather could reach on these nodes, from\n"
+      "the links' capacities, and the links that bind (a cut bound; README, \"How far from the\n"
+      "machine's bound\").\n\n"
       "--picture FILE draws the channels (FILE's extension picks svg, png, pdf or dot), for up to 8\n"
       "nodes: one panel per channel and graph, GPUs boxed by node, arrows in ring order (tree: parent\n"
       "to child) through the network ports where a channel leaves and enters a node, each arrow\n"
       "labelled and coloured with its path type; the caption gives the graph's bandwidth and types.\n"
-      "Laid out by Graphviz's `dot` (package graphviz); without it the DOT text is written instead.\n\n"
+      "weft places every box; Graphviz (package graphviz, `dot`, or WEFT_DOT) draws them, within\n"
+      "WEFT_DOT_TIMEOUT seconds (60); without it the DOT text is written instead.\n\n"
       "Examples:\n"
       "  weft search examples/topologies/hgx-h100-8gpu.xml --nodes 2\n"
       "  weft search examples/topologies/hgx-h100-8gpu.xml --nodes 4 --rank 9   # one rank's rings/trees\n"

@@ -1,10 +1,13 @@
 #include "tools/weft/picture_dot.h"
 
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -42,20 +45,51 @@ class TempDir {
   std::string path_;
 };
 
-// Runs argv[0] (a path) with argv, waits for it; returns its exit status or the spawn error.
-Result<int> runProgram(const std::vector<std::string>& args) {
+// How a program ended: its exit status, or that it ran out of time (and was killed).
+struct Ended {
+  int status = 0;
+  bool timedOut = false;
+};
+
+// Runs argv[0] (a path) with argv and waits for it, at most `limit`: past it, the program is
+// killed and reaped. Returns its exit status or the spawn error.
+Result<Ended> runProgram(const std::vector<std::string>& args, std::chrono::seconds limit) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;
   if (int err = ::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ); err != 0)
     return errnoError("cannot run " + args[0], err);
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  auto nap = std::chrono::milliseconds(1);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return errnoError("waiting for " + args[0], errno);
+  for (;;) {
+    pid_t got = ::waitpid(pid, &status, WNOHANG);
+    if (got == pid) break;
+    if (got < 0 && errno != EINTR) return errnoError("waiting for " + args[0], errno);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return Ended{0, true};
+    }
+    // Polled, not slept on: a child's end cannot be waited for with a deadline otherwise
+    // without taking SIGCHLD from the caller. Most pictures take milliseconds.
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::milliseconds(20));
   }
-  if (WIFSIGNALED(status)) return internalError(strprintf("%s killed by signal %d", args[0].c_str(), WTERMSIG(status)));
-  return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return Ended{128 + WTERMSIG(status), false};
+  return Ended{WEXITSTATUS(status), false};
+}
+
+// WEFT_DOT_TIMEOUT: seconds Graphviz may take for one picture.
+Result<std::chrono::seconds> dotTimeout() {
+  const char* text = std::getenv("WEFT_DOT_TIMEOUT");
+  if (text == nullptr || *text == '\0') return std::chrono::seconds(kDotTimeoutSeconds);
+  auto v = parseInt(text);
+  if (!v || *v < 1 || *v > 86400)
+    return invalidUsage(strprintf("WEFT_DOT_TIMEOUT=%s: expected whole seconds, 1 to 86400", text));
+  return std::chrono::seconds(*v);
 }
 
 std::string withExtension(const std::string& path, const std::string& ext) {
@@ -113,12 +147,24 @@ std::string findDot() {
 }
 
 Result<std::string> renderDot(const std::string& dotProgram, const std::string& dot, const std::string& format) {
+  WEFT_ASSIGN_OR_RETURN(std::chrono::seconds limit, dotTimeout());
   TempDir dir;
   if (dir.path().empty()) return errnoError("cannot create a temporary directory for dot", errno);
   std::string in = dir.path() + "/picture.dot", out = dir.path() + "/picture." + format;
   WEFT_TRY(writeFileAtomic(in, dot));
-  WEFT_ASSIGN_OR_RETURN(int rc, runProgram({dotProgram, "-T" + format, "-o", out, in}));
-  if (rc != 0) return internalError(strprintf("%s -T%s failed with exit status %d", dotProgram.c_str(), format.c_str(), rc));
+  WEFT_ASSIGN_OR_RETURN(Ended ended, runProgram({dotProgram, "-T" + format, "-o", out, in}, limit));
+  std::string instead = strprintf("; to draw it elsewhere, write the DOT text (a .dot file name) and render it "
+                                  "with `dot -T%s`", format.c_str());
+  if (ended.timedOut)
+    return systemError(strprintf("Graphviz (%s -T%s) did not finish within %lld s (WEFT_DOT_TIMEOUT) and was stopped: "
+                                 "draw less (--picture-channels 0-1, --picture-graphs ring) or allow more time",
+                                 dotProgram.c_str(), format.c_str(), static_cast<long long>(limit.count())) +
+                       instead);
+  if (ended.status != 0)
+    return systemError(strprintf("Graphviz (%s -T%s) failed with exit status %d (its messages are above): try "
+                                 "another Graphviz version (WEFT_DOT names the program)",
+                                 dotProgram.c_str(), format.c_str(), ended.status) +
+                       instead);
   return readWholeFile(out);
 }
 

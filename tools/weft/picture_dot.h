@@ -25,8 +25,12 @@ LinkStyle linkStyle(std::string_view type);
 // Graphviz's `dot`: $WEFT_DOT when set, else `dot` on PATH; empty when neither is executable.
 std::string findDot();
 
-// Renders `dot` text with `dotProgram -T<format>` (svg, png, pdf); returns the output. Fails
-// with dot's exit status when it rejects the text (its messages go to stderr).
+// Seconds Graphviz may take for one picture unless WEFT_DOT_TIMEOUT says otherwise.
+inline constexpr int kDotTimeoutSeconds = 60;
+
+// Renders `dot` text with `dotProgram -T<format>` (svg, png, pdf); returns the output. Fails,
+// naming the program and what to do, when it rejects the text (its messages go to stderr) or
+// runs past WEFT_DOT_TIMEOUT seconds (it is then killed).
 Result<std::string> renderDot(const std::string& dotProgram, const std::string& dot, const std::string& format);
 
 // The format a picture file's name asks for: "svg", "png", "pdf" or "dot" (by extension; svg

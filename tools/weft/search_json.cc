@@ -131,4 +131,35 @@ void writeTraceJson(JsonWriter& w, const std::vector<topo::SearchStep>& trace) {
   w.endArray();
 }
 
+namespace {
+
+void writeCollectiveBound(JsonWriter& w, const topo::CollectiveBound& b, const topo::RingFigure& rings) {
+  w.beginObject();
+  w.field("busBw", static_cast<double>(b.busBw));
+  w.field("ratio", b.busBw > 0 ? static_cast<double>(rings.busBw / b.busBw) : 0.0);
+  w.field("partsPerNode", b.partsPerNode).field("gpusPerPart", b.gpusPerPart);
+  w.key("into").beginObject();
+  for (const topo::CutShare& s : b.into) w.field(s.type, static_cast<double>(s.bw));
+  w.endObject();
+  w.field("limit", b.limit);
+  w.endObject();
+}
+
+}  // namespace
+
+void writeBoundJson(JsonWriter& w, const topo::MachineBound& bound, const topo::RingFigure& rings) {
+  w.beginObject();
+  w.field("ranks", bound.ranks);
+  if (bound.defined) {
+    w.key("rings").beginObject();
+    w.field("channels", rings.channels).field("channelBw", static_cast<double>(rings.channelBw));
+    w.field("busBw", static_cast<double>(rings.busBw)).endObject();
+    w.key("allreduce");
+    writeCollectiveBound(w, bound.allreduce, rings);
+    w.key("allgather");
+    writeCollectiveBound(w, bound.allgather, rings);
+  }
+  w.endObject();
+}
+
 }  // namespace weft::tool

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/base/json.h"
+#include "core/topo/bound.h"
 #include "core/topo/offline.h"
 
 namespace weft::tool {
@@ -13,5 +14,10 @@ void writeNodeJson(JsonWriter& w, const topo::SimulatedNode& node, bool withSyst
 
 // [{"graph": id, "step": …, "pattern", "bwIntra", …}] for --explain.
 void writeTraceJson(JsonWriter& w, const std::vector<topo::SearchStep>& trace);
+
+// {"ranks", "rings": {"channels", "channelBw", "busBw"}, "allreduce": {"busBw", "ratio",
+// "partsPerNode", "gpusPerPart", "into": {type: GB/s}, "limit"}, "allgather": {...}}; only
+// "ranks" when a single rank has nothing to move.
+void writeBoundJson(JsonWriter& w, const topo::MachineBound& bound, const topo::RingFigure& rings);
 
 }  // namespace weft::tool
