@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "core/base/strings.h"
 #include "core/plugin/conformance_checks.h"
@@ -93,26 +95,53 @@ void requireUsableProperties(const NetProperties& p, int d) {
           "NCCL: sendProxySetup WARNs 'invalid value for maxP2pBytes' and the connection fails");
 }
 
-// weft's stricter expectations: with --strict they fail; otherwise each becomes a note that
-// says what NCCL makes of the value.
-void expectStrictProperties(const NetProperties& p, int d, int n) {
-  std::string at = strprintf("device %d: ", d);
-  requireStrict(p.speedMbps > 0, at + strprintf("speed %d Mbps", p.speedMbps),
-                "NCCL 2.28 takes a speed of 0 or less as 10000 Mbps (ncclTopoAddNet), so its model assumes 10 Gb/s");
-  requireStrict((p.ptrSupport & ~(WEFT_PTR_HOST | WEFT_PTR_CUDA | WEFT_PTR_DMABUF)) == 0,
-                at + strprintf("ptrSupport 0x%x has unknown bits", p.ptrSupport), "NCCL ignores them");
-  requireStrict(p.maxComms > 0, at + strprintf("maxComms %d", p.maxComms),
-                "NCCL 2.28 records it in its topology but never limits connections by it");
-  requireStrict(p.maxRecvs <= WEFT_NET_MAX_REQUESTS, at + strprintf("maxRecvs %d", p.maxRecvs),
-                "NCCL groups at most as many receives as it has channels on the comm");
-  requireStrict(p.latency >= 0, at + strprintf("latency %g us", static_cast<double>(p.latency)),
-                "NCCL adds it to its inter-node latency model, which a negative value skews");
-  bool vdevsOk = !p.vdevs.empty();
-  for (int v : p.vdevs) vdevsOk = vdevsOk && v >= 0 && v < n;
-  requireStrict(vdevsOk, at + "vProps lists no device, or one that does not exist",
-                "NCCL reads vProps of virtual NICs only (makeVDevice)");
-  requireStrict(p.maxMultiRequestSize >= 1, at + strprintf("maxMultiRequestSize %d", p.maxMultiRequestSize),
-                "NCCL 2.28 does not use it");
+// weft's stricter expectations: with --strict they fail; otherwise each becomes one note (for
+// all the devices it concerns) that says what NCCL makes of the value.
+struct StrictProperty {
+  bool (*holds)(const NetProperties& p, int ndev);
+  std::string (*value)(const NetProperties& p);
+  const char* ncclDoes;
+};
+
+const StrictProperty kStrictProperties[] = {
+    {[](const NetProperties& p, int) { return p.speedMbps > 0; },
+     [](const NetProperties& p) { return strprintf("speed %d Mbps", p.speedMbps); },
+     "NCCL 2.28 takes a speed of 0 or less as 10000 Mbps (ncclTopoAddNet), so its model assumes 10 Gb/s"},
+    {[](const NetProperties& p, int) { return (p.ptrSupport & ~(WEFT_PTR_HOST | WEFT_PTR_CUDA | WEFT_PTR_DMABUF)) == 0; },
+     [](const NetProperties& p) { return strprintf("ptrSupport 0x%x has unknown bits", p.ptrSupport); }, "NCCL ignores them"},
+    {[](const NetProperties& p, int) { return p.maxComms > 0; },
+     [](const NetProperties& p) { return strprintf("maxComms %d", p.maxComms); },
+     "NCCL 2.28 records it in its topology but never limits connections by it"},
+    {[](const NetProperties& p, int) { return p.maxRecvs <= WEFT_NET_MAX_REQUESTS; },
+     [](const NetProperties& p) { return strprintf("maxRecvs %d", p.maxRecvs); },
+     "NCCL groups at most as many receives as it has channels on the comm"},
+    {[](const NetProperties& p, int) { return p.latency >= 0; },
+     [](const NetProperties& p) { return strprintf("latency %g us", static_cast<double>(p.latency)); },
+     "NCCL adds it to its inter-node latency model, which a negative value skews"},
+    {[](const NetProperties& p, int n) {
+       bool ok = !p.vdevs.empty();
+       for (int v : p.vdevs) ok = ok && v >= 0 && v < n;
+       return ok;
+     },
+     [](const NetProperties&) { return std::string("vProps lists no device, or one that does not exist"); },
+     "NCCL reads vProps of virtual NICs only (makeVDevice)"},
+    {[](const NetProperties& p, int) { return p.maxMultiRequestSize >= 1; },
+     [](const NetProperties& p) { return strprintf("maxMultiRequestSize %d", p.maxMultiRequestSize); },
+     "NCCL 2.28 does not use it"},
+};
+
+void expectStrictProperties(const std::vector<NetProperties>& props) {
+  const int n = static_cast<int>(props.size());
+  for (const StrictProperty& e : kStrictProperties) {
+    std::string devices, value;
+    for (int d = 0; d < n; ++d) {
+      if (e.holds(props[static_cast<size_t>(d)], n)) continue;
+      devices += (devices.empty() ? "" : ", ") + std::to_string(d);
+      if (value.empty()) value = e.value(props[static_cast<size_t>(d)]);
+    }
+    bool many = devices.find(',') != std::string::npos;
+    requireStrict(devices.empty(), (many ? "devices " : "device ") + devices + ": " + value, e.ncclDoes);
+  }
 }
 
 }  // namespace
@@ -120,12 +149,13 @@ void expectStrictProperties(const NetProperties& p, int d, int n) {
 std::string checkProperties(const Plugin& plugin, const Options& o) {
   Session s(plugin, o);
   const int n = s.deviceCount();
+  std::vector<NetProperties> props(static_cast<size_t>(n));
   for (int d = 0; d < n; ++d) {
-    NetProperties p;
+    NetProperties& p = props[static_cast<size_t>(d)];
     requireOk(s.api().getProperties(d, &p), strprintf("getProperties(%d)", d), nccl::kInitFails);
     requireUsableProperties(p, d);
-    expectStrictProperties(p, d, n);
   }
+  expectStrictProperties(props);
   const NetProperties& p = s.props();
   std::string speed = p.speedMbps > 0 ? strprintf("%d Mbps", p.speedMbps)
                                       : strprintf("speed %d (NCCL: 10000 Mbps)", p.speedMbps);
