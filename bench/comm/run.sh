@@ -37,16 +37,9 @@ parts=("$@")
 # goes on with the next attempt.
 export WEFT_INIT_TIMEOUT=${WEFT_INIT_TIMEOUT:-5}
 
-out=$(mktemp -d /tmp/weft-bench-comm.XXXXXX)
-ns0=weftb0-$$
-ns1=weftb1-$$
-cleanup() {
-  ip netns del "$ns0" 2>/dev/null
-  ip netns del "$ns1" 2>/dev/null
-  if [ -n "${KEEP:-}" ]; then echo "raw output kept in $out"; else rm -rf "$out"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=bench/common/netns.sh
+. "$root/bench/common/netns.sh"
+bench_netns_init comm
 
 if [ ! -x "$BIN" ]; then
   echo "no $BIN: cmake --build $BUILD --target weft_bench_comm" >&2
@@ -205,38 +198,17 @@ part_shm() {
 }
 
 # ---------------------------------------------------------------------------------------------
-make_namespaces() {
-  ip netns add "$ns0" && ip netns add "$ns1" &&
-    ip link add "wb0-$$" type veth peer name "wb1-$$" &&
-    ip link set "wb0-$$" netns "$ns0" && ip link set "wb1-$$" netns "$ns1" &&
-    ip -n "$ns0" link set "wb0-$$" name wb0 && ip -n "$ns1" link set "wb1-$$" name wb1 &&
-    ip -n "$ns0" addr add 10.99.0.1/24 dev wb0 && ip -n "$ns1" addr add 10.99.0.2/24 dev wb1 &&
-    ip -n "$ns0" link set lo up && ip -n "$ns1" link set lo up &&
-    ip -n "$ns0" link set wb0 up && ip -n "$ns1" link set wb1 up && wait_carrier "$ns0" wb0 && wait_carrier "$ns1" wb1
-}
-
-# make_namespaces, or says SKIP and why and fails (not root, no iproute2, no veth); idempotent.
+# bench_netns_make, or says SKIP and why and fails (not root, no iproute2, no veth); idempotent.
 setup_namespaces() {
   [ -e "/var/run/netns/$ns0" ] && return 0
   if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
     echo " SKIP: creating network namespaces needs root and iproute2"
     return 1
   fi
-  if ! make_namespaces 2>"$out/netns.err"; then
+  if ! bench_netns_make 10.99.0 2>"$out/netns.err"; then
     echo " SKIP: could not create network namespaces and a veth pair: $(head -2 "$out/netns.err" | tr '\n' ' ')"
     return 1
   fi
-}
-
-# A veth's carrier comes up asynchronously after `link set up`: wait for LOWER_UP (10 s at most).
-wait_carrier() {
-  local i
-  for i in $(seq 500); do
-    ip -n "$1" -o link show "$2" | grep -q LOWER_UP && return 0
-    sleep 0.02
-  done
-  echo "$2 in $1: no carrier 10 s after it was set up" >&2
-  return 1
 }
 
 # One weft run: rank 0 in ns0, rank 1 in ns1, two "hosts" (NCCL_HOSTID), the id from NCCL_COMM_ID.

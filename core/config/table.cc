@@ -176,7 +176,8 @@ std::vector<SettingDef> netRows() {
        .doc = "Net plugin to use, by its name (IB, Socket, AWS Libfabric, …); unset: the first that has devices",
        .module = "plugin"},
       {.name = "NCCL_NET_PLUGIN", .type = Type::kList, .defaultValue = "",
-       .doc = "Net plugin libraries to try in order (name, libnccl-net-NAME.so or path); none: no external plugin",
+       .doc = "Net plugin libraries to try in order (name, libnccl-net-NAME.so or path; weft's own: weft-socket, "
+              "weft-ofi, weft-ib); none: no external plugin",
        .module = "plugin"},
       {.name = "WEFT_NET_FALLBACK", .type = Type::kEnum, .defaultValue = "allow",
        .doc = "allow: fall back to the next plugin when one fails to load or has no devices (NCCL); deny: fail",

@@ -1,6 +1,7 @@
 // What the conformance checks share: a session on one device, connection and transfer helpers
-// that loop on the non-blocking calls against a deadline, and failure by exception (checks run
-// in their own process, so an exception only ends the check).
+// that loop on the non-blocking calls against a deadline, registered buffers, NCCL's way of
+// testing requests, and failure by exception (checks run in their own process, so an exception
+// only ends the check).
 #pragma once
 
 #include <chrono>
@@ -15,6 +16,18 @@
 
 namespace weft::plugin::conformance {
 
+// What NCCL 2.28 does when a plugin call fails the way a check saw it fail; appended to the
+// failure so a vendor reads the consequence, not only the symptom.
+namespace nccl {
+inline constexpr const char* kInitFails =
+    "NCCL: 'Failed to initialize NET plugin', then it falls back to its internal IB, then Socket";
+inline constexpr const char* kSetupFails = "NCCL: the connection cannot be set up and communicator init fails";
+inline constexpr const char* kOpFails =
+    "NCCL: its proxy thread returns the error and the communicator fails (ncclCommGetAsyncError)";
+inline constexpr const char* kHangs = "NCCL: its proxy thread would wait forever, and the communicator hang";
+inline constexpr const char* kWrongData = "NCCL: the data would be wrong, silently";
+}  // namespace nccl
+
 // Thrown by a check to fail (or skip) with a reason.
 struct CheckFailed : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -22,8 +35,18 @@ struct CheckFailed : std::runtime_error {
 struct CheckSkipped : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-void require(bool condition, const std::string& reason);
-void requireOk(const Status& s, const std::string& what);
+// Fails with "<reason> (<consequence>)" when `consequence` is given.
+void require(bool condition, const std::string& reason, const char* consequence = nullptr);
+void requireOk(const Status& s, const std::string& what, const char* consequence = nullptr);
+
+// The check's mode, set by the runner in the check's process.
+void setStrict(bool strict);
+bool strictMode();
+// A strict expectation: fails with --strict; otherwise the reason becomes a note of the result.
+// `ncclDoes` says what NCCL does with the plugin's answer instead.
+void requireStrict(bool condition, const std::string& reason, const std::string& ncclDoes);
+// The notes gathered so far in this check's process (the runner reads them at the end).
+std::vector<std::string> takeNotes();
 
 // Allows WARN lines containing `fragment` for the rest of the check.
 void expectWarn(const std::string& fragment);
@@ -45,6 +68,15 @@ struct Pair {
   void* recv = nullptr;
 };
 
+// A request and what the check expects of it, as NCCL's proxy tracks one step.
+struct Pending {
+  void* request;
+  int n;
+  const char* what;
+  std::vector<int> sizes = {};
+  bool done = false;
+};
+
 class Session {
  public:
   Session(std::shared_ptr<LoadedNet> plugin, const Options& options);
@@ -55,26 +87,28 @@ class Session {
   const NetProperties& props() const { return props_; }
   const Options& options() const { return options_; }
   Deadline deadline() const { return Deadline(options_.timeoutSeconds * 0.9); }
+  // How many requests NCCL keeps in flight on one comm: NCCL_STEPS (8), which v6's limit allows.
+  static constexpr int kNcclSteps = 8;
 
-  // listen + connect/accept looped until both ends exist.
-  Pair connect();
+  // NCCL's setup of one connection: listen, then connect and accept looped until both ends
+  // exist, then the listen comm closed as NCCL closes it; `keepListen` leaves it open.
+  Pair connect(bool keepListen = false);
   void close(Pair& p);
+  // regMr of host memory on `comm`, as NCCL registers every buffer it sends from or receives into.
+  void* regMr(void* comm, void* data, size_t size, const char* what);
+  void deregMr(void* comm, void* mhandle, const char* what);
   // Posts a send, retrying while the plugin answers "not now".
   void* postSend(void* comm, void* data, size_t size, int tag, void* mhandle);
   void* postRecv(void* comm, int n, void** data, size_t* sizes, int* tags, void** mhandles);
   // Calls test until done; returns the sizes reported.
   std::vector<int> wait(void* request, int n, const char* what);
-  // Tests every request in turn, in the order given, until all are done, as a host's progress
-  // thread does (a plugin may move a send's bytes only when that send is tested).
-  struct Pending {
-    void* request;
-    int n;
-    const char* what;
-    std::vector<int> sizes = {};
-    bool done = false;
-  };
+  // Tests the requests of each comm oldest first, one comm after the other, as NCCL's proxy
+  // does (a request is tested only once every older one of its comm completed).
+  void waitInOrder(std::vector<std::vector<Pending>>& perComm);
+  // Tests every request in turn, in the order given, whatever completed before (strict extras).
   void waitAll(std::vector<Pending>& requests);
-  // One message from send to recv, both driven from this thread; checks every byte.
+  // One message from send to recv, both driven from this thread, with registered buffers;
+  // checks every byte.
   void transfer(Pair& p, size_t size, int tag);
 
  private:
@@ -102,6 +136,29 @@ class Buffer {
  private:
   char* data_;
   size_t size_;
+};
+
+// A buffer registered on one comm for the check's lifetime: deregistered on destruction (a
+// failure there is ignored: the check already failed or release() reported it).
+class RegisteredBuffer {
+ public:
+  RegisteredBuffer(Session& s, void* comm, size_t size, const char* what);
+  ~RegisteredBuffer();
+  RegisteredBuffer(const RegisteredBuffer&) = delete;
+  RegisteredBuffer& operator=(const RegisteredBuffer&) = delete;
+  char* data() const { return buffer_.data(); }
+  size_t size() const { return buffer_.size(); }
+  void* mhandle() const { return mhandle_; }
+  // deregMr now, failing the check if the plugin refuses.
+  void release();
+
+ private:
+  Session& session_;
+  void* comm_;
+  Buffer buffer_;
+  void* mhandle_ = nullptr;
+  bool registered_ = false;
+  const char* what_;
 };
 
 }  // namespace weft::plugin::conformance

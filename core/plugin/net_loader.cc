@@ -29,8 +29,11 @@ std::vector<std::string> candidateFiles(std::string_view entry, const std::vecto
   bool isFileName = startsWith(name, "lib") && name.size() > 3 && name.ends_with(".so");
   if (name.find('/') != std::string::npos || isFileName) return out;
   out.push_back("libnccl-net-" + name + ".so");
-  // weft's own plugins, from weft's plugin folders first, then the dynamic linker's path.
-  std::string weftName = "libweft-net-" + name + ".so";
+  // weft's own plugins are weft-<kind> (their NCCL name is libnccl-net-weft-<kind>.so): their
+  // files, libweft-net-<kind>.so, from weft's plugin folders first, then the linker's path.
+  // Other names are NCCL's alone: "ofi" is aws-ofi-nccl's libnccl-net-ofi.so, never weft's.
+  if (!startsWith(name, kWeftPluginPrefix) || name.size() == std::string_view(kWeftPluginPrefix).size()) return out;
+  std::string weftName = "libweft-net-" + name.substr(std::string_view(kWeftPluginPrefix).size()) + ".so";
   for (const std::string& dir : pluginDirs) out.push_back((std::filesystem::path(dir) / weftName).string());
   out.push_back(weftName);
   return out;
@@ -103,6 +106,26 @@ Result<std::shared_ptr<LoadedNet>> adopt(std::shared_ptr<SharedLibrary> lib) {
 
 }  // namespace
 
+namespace {
+
+// " (weft's own libfabric plugin is 'weft-ofi')" when a bare name misses and weft has a plugin
+// of that kind: names like ofi belong to other projects since weft stopped taking them.
+std::string weftNameHint(const std::string& entry, const std::vector<std::string>& pluginDirs) {
+  std::string name(trim(entry));
+  if (name.empty() || name.find('/') != std::string::npos || startsWith(name, kWeftPluginPrefix)) return {};
+  std::string file = "libweft-net-" + name + ".so";
+  for (const std::string& dir : pluginDirs) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(dir) / file, ec)) {
+      return "; weft's own plugin of that kind is '" + std::string(kWeftPluginPrefix) + name + "' (" +
+             (std::filesystem::path(dir) / file).string() + ")";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<std::shared_ptr<LoadedNet>> loadNetPlugin(std::string_view entry, const NetLoaderOptions& options) {
   std::vector<std::string> tried;
   for (const std::string& file : candidateFiles(entry, options.pluginDirs)) {
@@ -118,11 +141,14 @@ Result<std::shared_ptr<LoadedNet>> loadNetPlugin(std::string_view entry, const N
     if (auto existing = slot.lock()) return existing;  // our extra dlopen reference is dropped
     WEFT_ASSIGN_OR_RETURN(std::shared_ptr<LoadedNet> loaded, adopt(std::move(opened.library)));
     slot = loaded;
+    WEFT_INFO(log::kNet | log::kInit, "NET/Plugin: '%s' loads %s (%s, name %s)", std::string(trim(entry)).c_str(),
+              loaded->path().c_str(), loaded->symbol().c_str(), loaded->api().name());
     return loaded;
   }
   std::string list;
   for (const std::string& t : tried) list += (list.empty() ? "" : ", ") + t;
-  return invalidArgument("net plugin '" + std::string(entry) + "' not found (tried " + list + ")");
+  return invalidArgument("net plugin '" + std::string(entry) + "' not found (tried " + list + ")" +
+                         weftNameHint(std::string(entry), options.pluginDirs));
 }
 
 }  // namespace weft::plugin

@@ -1,16 +1,20 @@
 // Net plugin loading and selection, as NCCL 2.28 does it plus weft's own plugin names and a
 // fallback policy:
 //  - NCCL_NET_PLUGIN: comma list tried in order ("none": no external plugin; unset: the single
-//    default libnccl-net.so). Each entry is dlopen'ed as given, then as libnccl-net-<name>.so,
-//    then as libweft-net-<name>.so (weft's plugin folders first).
+//    default libnccl-net.so). Each entry is dlopen'ed as given, then as libnccl-net-<name>.so
+//    (NCCL's rule). weft's own plugins are named weft-<kind> (weft-socket, weft-ofi, weft-ib):
+//    their files libweft-net-<kind>.so are found in weft's plugin folders, and their NCCL names
+//    libnccl-net-weft-<kind>.so on the linker's path. Names without "weft-" are NCCL's only, so
+//    "ofi" means aws-ofi-nccl's libnccl-net-ofi.so and never weft's plugin.
 //  - weft's own ib and socket plugins follow the external ones, like NCCL's internal IB/Socket.
 //  - Symbols are probed newest first, ncclNetPlugin_v11 … v6; each version is adapted to NetApi.
 //  - NCCL_NET picks a plugin by its name (case-insensitive); others are skipped.
 //  - WEFT_NET_FALLBACK=allow (default, NCCL's behaviour): a plugin that cannot be loaded,
 //    initialised, or finds no device lets the next one be tried. deny: that is an error. The
 //    implicit default libnccl-net.so and a weft plugin that is not built are "absent", not failed.
-// One INFO line names the chosen file, ABI version and device count; a WARN names the symbol or
-// call that failed for any plugin that was found but could not be used.
+// One INFO line says which file a name loaded, another names the chosen file, ABI version and
+// device count; a WARN names the symbol or call that failed for any plugin that was found but
+// could not be used.
 #pragma once
 
 #include <memory>
@@ -47,9 +51,12 @@ class LoadedNet {
   std::string symbol_;
 };
 
+// The prefix of weft's own plugin names: weft-socket is libweft-net-socket.so.
+inline constexpr const char* kWeftPluginPrefix = "weft-";
+
 struct NetLoaderOptions {
-  std::vector<std::string> pluginDirs = defaultPluginDirs();  // for libweft-net-<name>.so
-  std::vector<std::string> builtins = {"ib", "socket"};       // weft's own, in this order
+  std::vector<std::string> pluginDirs = defaultPluginDirs();    // for libweft-net-<kind>.so
+  std::vector<std::string> builtins = {"weft-ib", "weft-socket"};  // weft's own, in this order
 };
 
 // The file names tried for one NCCL_NET_PLUGIN entry, in order (pure; for tests and logs).

@@ -1,5 +1,5 @@
 // The net plugin conformance suite under GoogleTest: every check × every plugin configuration
-// below. The socket plugin runs over loopback only (lo: 127.0.0.1 and ::1), without and with
+// below, with --strict: weft's own plugins meet NCCL's usage and every strict extra. The socket plugin runs over loopback only (lo: 127.0.0.1 and ::1), without and with
 // helper threads; the OFI plugin on libfabric's tcp provider restricted to lo. Only a plugin that
 // needs hardware (IB without an RDMA device) may skip, with the reason; the loopback ones need
 // nothing but the kernel and libfabric, so a skip there fails (a CI host that silently stopped
@@ -72,6 +72,7 @@ TEST_P(NetConformance, Check) {
   Options options;
   options.env = net.env;
   options.timeoutSeconds = 120;
+  options.strict = true;  // weft's own plugins meet the strict extras too, and log no stray WARN
   CheckResult r = runCheck(path, check, options);
   if (r.outcome == Outcome::kSkip && net.needsHardware) {
     bool noDevice = !net.noDevice.empty() && r.reason.find("found no device") != std::string::npos;

@@ -477,7 +477,7 @@ TEST_P(NetnsHosts, RingsAnd64MiBCrossHostsThroughThePlugin) {
                   {"NCCL_NET", tc.plugin}};
   if (!tc.algo.empty()) spec.env[-1]["NCCL_ALGO"] = tc.algo;
   if (tc.plugin == "OFI") {
-    spec.env[-1]["NCCL_NET_PLUGIN"] = "ofi";
+    spec.env[-1]["NCCL_NET_PLUGIN"] = "weft-ofi";
     spec.env[-1]["WEFT_OFI_PROVIDER"] = "tcp";
   }
   std::vector<std::string> netns;

@@ -1,6 +1,6 @@
 // weft's socket plugin inside the real NCCL 2.28.9 (nccl_one_rank.h; skips without a CUDA
 // driver and GPU): a one-rank communicator with NCCL_NET_PLUGIN pointing at
-// libnccl-net-socket.so, and NCCL's log checked for the plugin, the ABI version it took (v11)
+// libnccl-net-weft-socket.so, and NCCL's log checked for the plugin, the ABI version it took (v11)
 // and its use as the network.
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 namespace {
 
 TEST(NcclLoadsWeftSocketPlugin, OneRankCommunicatorUsesIt) {
-  const std::string plugin = std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-net-socket.so";
+  const std::string plugin = std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-net-weft-socket.so";
   setenv("NCCL_NET_PLUGIN", plugin.c_str(), 1);
   setenv("NCCL_NET", "Socket", 1);
   setenv("NCCL_SOCKET_IFNAME", "=lo", 1);

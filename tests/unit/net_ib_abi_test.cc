@@ -147,7 +147,7 @@ TEST_F(IbLoader, MalformedHcaFilterWarnsAndUsesNoDevice) {
 }
 
 TEST_F(IbLoader, NcclNameResolvesToWeftsPlugin) {
-  auto loaded = plugin::loadNetPlugin(std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-net-ib.so", test::fakeOnlyOptions());
+  auto loaded = plugin::loadNetPlugin(std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-net-weft-ib.so", test::fakeOnlyOptions());
   ASSERT_TRUE(loaded.isOk()) << loaded.status().toString();
   EXPECT_STREQ((*loaded)->api().name(), "IB");
 }
@@ -179,7 +179,7 @@ TEST_F(IbLoader, NcclNetIbSelectsTheIbPluginOrFailsWithoutDevices) {
   EXPECT_EQ(linesWith("skipping libweft-net-socket.so (Socket): NCCL_NET=ib").size(), 1u);
   auto denied = plugin::selectNet(settings("ib", "deny"), plugin::NetLoaderOptions{}, 5);
   ASSERT_FALSE(denied.isOk());
-  EXPECT_NE(denied.status().message().find("net plugin 'ib' (WEFT_NET_FALLBACK=deny)"), std::string::npos)
+  EXPECT_NE(denied.status().message().find("net plugin 'weft-ib' (WEFT_NET_FALLBACK=deny)"), std::string::npos)
       << denied.status().message();
   EXPECT_NE(denied.status().message().find("IB found no device"), std::string::npos) << denied.status().message();
 }

@@ -83,9 +83,9 @@ TEST_F(OfiAbi, V8RefusesNegativeSizes) {
 
 class OfiLoader : public test::PluginLogTest {};
 
-TEST_F(OfiLoader, NcclNetOfiPicksWeftsOfiPlugin) {
+TEST_F(OfiLoader, NcclNetPluginWeftOfiPicksWeftsOfiPlugin) {
   config::Settings s;
-  ASSERT_TRUE(s.set("NCCL_NET_PLUGIN", "ofi").isOk());
+  ASSERT_TRUE(s.set("NCCL_NET_PLUGIN", "weft-ofi").isOk());
   ASSERT_TRUE(s.set("NCCL_NET", "ofi").isOk());  // NCCL compares names case-insensitively
   auto n = plugin::selectNet(s, plugin::NetLoaderOptions{}, 5);
   ASSERT_TRUE(n.isOk()) << n.status().toString();
@@ -93,11 +93,27 @@ TEST_F(OfiLoader, NcclNetOfiPicksWeftsOfiPlugin) {
   EXPECT_EQ((*n)->plugin().abiVersion(), 11);
   EXPECT_EQ((*n)->deviceCount(), 1);
   EXPECT_EQ(linesWith("NET/Plugin: using OFI from").size(), 1u);
+  EXPECT_EQ(linesWith("NET/Plugin: 'weft-ofi' loads " + kOfi).size(), 1u);  // which file the name took
   EXPECT_EQ(linesWith("NET/OFI : Using provider tcp;ofi_rxm").size(), 1u);
 }
 
+// "ofi" is aws-ofi-nccl's name (libnccl-net-ofi.so): weft's plugin never answers to it, and the
+// error for a machine without AWS's plugin says what weft's own is called.
+TEST_F(OfiLoader, BareOfiIsNcclsNameForAwsPluginNotWefts) {
+  auto loaded = plugin::loadNetPlugin("ofi", plugin::NetLoaderOptions{});
+  if (loaded.isOk()) {
+    EXPECT_NE((*loaded)->path(), kOfi);
+    EXPECT_EQ((*loaded)->fileName(), "libnccl-net-ofi.so");
+    return;
+  }
+  EXPECT_EQ(loaded.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(loaded.status().message().find("tried ofi, libnccl-net-ofi.so)"), std::string::npos) << loaded.status().message();
+  EXPECT_NE(loaded.status().message().find("weft's own plugin of that kind is 'weft-ofi'"), std::string::npos)
+      << loaded.status().message();
+}
+
 TEST_F(OfiLoader, NcclNameResolvesToWeftsPlugin) {
-  auto loaded = plugin::loadNetPlugin(std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-net-ofi.so", test::fakeOnlyOptions());
+  auto loaded = plugin::loadNetPlugin(std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-net-weft-ofi.so", test::fakeOnlyOptions());
   ASSERT_TRUE(loaded.isOk()) << loaded.status().toString();
   EXPECT_STREQ((*loaded)->api().name(), "OFI");
 }
@@ -148,13 +164,13 @@ class OfiSocketSelection : public OfiLoader {
 
 // Without NCCL_NET the first plugin listed wins: each test below lists the other one first.
 TEST_F(OfiSocketSelection, FirstListedWorkingPluginWinsWithoutNcclNet) {
-  auto n = plugin::selectNet(settings("socket,ofi", ""), options_, 8);
+  auto n = plugin::selectNet(settings("weft-socket,weft-ofi", ""), options_, 8);
   ASSERT_TRUE(n.isOk()) << n.status().toString();
   EXPECT_STREQ((*n)->api().name(), "Socket");
 }
 
 TEST_F(OfiSocketSelection, NcclNetOfiSkipsTheSocketPluginListedFirst) {
-  auto n = plugin::selectNet(settings("socket,ofi", "ofi"), options_, 9);
+  auto n = plugin::selectNet(settings("weft-socket,weft-ofi", "ofi"), options_, 9);
   ASSERT_TRUE(n.isOk()) << n.status().toString();
   EXPECT_STREQ((*n)->api().name(), "OFI");
   EXPECT_EQ((*n)->plugin().fileName(), "libweft-net-ofi.so");
@@ -163,7 +179,7 @@ TEST_F(OfiSocketSelection, NcclNetOfiSkipsTheSocketPluginListedFirst) {
 }
 
 TEST_F(OfiSocketSelection, NcclNetSocketSkipsTheOfiPluginListedFirst) {
-  auto n = plugin::selectNet(settings("ofi,socket", "socket"), options_, 10);
+  auto n = plugin::selectNet(settings("weft-ofi,weft-socket", "socket"), options_, 10);
   ASSERT_TRUE(n.isOk()) << n.status().toString();
   EXPECT_STREQ((*n)->api().name(), "Socket");
   EXPECT_EQ((*n)->plugin().fileName(), "libweft-net-socket.so");
@@ -173,7 +189,7 @@ TEST_F(OfiSocketSelection, NcclNetSocketSkipsTheOfiPluginListedFirst) {
 
 TEST_F(OfiSocketSelection, OfiWithoutADeviceFallsBackToSocketUnderAllow) {
   ScopedEnv efa("WEFT_OFI_PROVIDER", "efa");  // not on this machine: OFI initialises with no device
-  auto n = plugin::selectNet(settings("ofi,socket", "", "allow"), options_, 11);
+  auto n = plugin::selectNet(settings("weft-ofi,weft-socket", "", "allow"), options_, 11);
   ASSERT_TRUE(n.isOk()) << n.status().toString();
   EXPECT_STREQ((*n)->api().name(), "Socket");
   EXPECT_EQ(linesWith("NET/OFI : No device found").size(), 1u) << "OFI was not tried";
@@ -183,10 +199,10 @@ TEST_F(OfiSocketSelection, OfiWithoutADeviceFallsBackToSocketUnderAllow) {
 TEST_F(OfiSocketSelection, OfiWithoutADeviceIsAnErrorUnderDeny) {
   expectWarn("OFI found no device (WEFT_NET_FALLBACK=deny: not trying other plugins)");
   ScopedEnv efa("WEFT_OFI_PROVIDER", "efa");
-  auto n = plugin::selectNet(settings("ofi,socket", "", "deny"), options_, 12);
+  auto n = plugin::selectNet(settings("weft-ofi,weft-socket", "", "deny"), options_, 12);
   ASSERT_FALSE(n.isOk());
   EXPECT_EQ(n.status().code(), Code::kInvalidUsage);
-  EXPECT_NE(n.status().message().find("net plugin 'ofi' (WEFT_NET_FALLBACK=deny)"), std::string::npos)
+  EXPECT_NE(n.status().message().find("net plugin 'weft-ofi' (WEFT_NET_FALLBACK=deny)"), std::string::npos)
       << n.status().message();
   EXPECT_NE(n.status().message().find("OFI found no device"), std::string::npos) << n.status().message();
   EXPECT_TRUE(linesWith("NET/Plugin: using").empty());
@@ -196,7 +212,7 @@ TEST_F(OfiSocketSelection, OfiWithoutADeviceIsAnErrorUnderDeny) {
 TEST_F(OfiSocketSelection, NcclNetOfiWithoutADeviceNeverFallsBackToSocket) {
   expectWarn("failed to initialize any NET plugin named NCCL_NET=ofi");
   ScopedEnv efa("WEFT_OFI_PROVIDER", "efa");
-  auto n = plugin::selectNet(settings("ofi,socket", "ofi", "allow"), options_, 13);
+  auto n = plugin::selectNet(settings("weft-ofi,weft-socket", "ofi", "allow"), options_, 13);
   ASSERT_FALSE(n.isOk());
   EXPECT_EQ(n.status().code(), Code::kInvalidUsage);
   EXPECT_EQ(linesWith("NET/OFI : No device found").size(), 1u) << "OFI was not tried";
@@ -205,7 +221,7 @@ TEST_F(OfiSocketSelection, NcclNetOfiWithoutADeviceNeverFallsBackToSocket) {
 
 TEST_F(OfiSocketSelection, DenyStillLetsNcclNetSkipAWorkingPluginByName) {
   // Skipping by name is not a failure: deny applies only to plugins that were tried and failed.
-  auto n = plugin::selectNet(settings("ofi,socket", "socket", "deny"), options_, 14);
+  auto n = plugin::selectNet(settings("weft-ofi,weft-socket", "socket", "deny"), options_, 14);
   ASSERT_TRUE(n.isOk()) << n.status().toString();
   EXPECT_STREQ((*n)->api().name(), "Socket");
   EXPECT_EQ(linesWith("skipping libweft-net-ofi.so (OFI): NCCL_NET=socket").size(), 1u);

@@ -1,6 +1,6 @@
 // The built libweft-net-socket.so, opened as NCCL opens it: the exported tables have exactly
 // the sizes and field positions of include/weft/net.h (checked through the ELF symbol sizes
-// and through fields read at their offsets), and the libnccl-net-socket.so name reaches it.
+// and through fields read at their offsets), and the libnccl-net-weft-socket.so name reaches it.
 #include <dlfcn.h>
 
 #include <cstring>
@@ -81,7 +81,7 @@ TEST_F(SocketAbi, V8PropertiesKeepTheV8Layout) {
 }
 
 TEST(SocketAbiNames, NcclNameResolvesToWeftsPlugin) {
-  auto loaded = plugin::loadNetPlugin(std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-net-socket.so", test::fakeOnlyOptions());
+  auto loaded = plugin::loadNetPlugin(std::string(WEFT_PLUGIN_OUTPUT_DIR) + "/libnccl-net-weft-socket.so", test::fakeOnlyOptions());
   ASSERT_TRUE(loaded.isOk()) << loaded.status().toString();
   EXPECT_EQ((*loaded)->abiVersion(), 11);
   EXPECT_STREQ((*loaded)->api().name(), "Socket");

@@ -31,17 +31,31 @@ TEST(CandidateFiles, FollowNcclThenWeftNaming) {
   EXPECT_EQ(candidateFiles("", dirs), std::vector<std::string>{"libnccl-net.so"});
   EXPECT_EQ(candidateFiles("/x/libfoo.so", dirs), std::vector<std::string>{"/x/libfoo.so"});
   EXPECT_EQ(candidateFiles("libnccl-net-ofi.so", dirs), std::vector<std::string>{"libnccl-net-ofi.so"});
-  EXPECT_EQ(candidateFiles(" ofi ", dirs),
-            (std::vector<std::string>{"ofi", "libnccl-net-ofi.so", "/opt/weft/lib/libweft-net-ofi.so",
+  // weft-<kind>: NCCL's rule first (libnccl-net-weft-ofi.so), then weft's file in its folders.
+  EXPECT_EQ(candidateFiles(" weft-ofi ", dirs),
+            (std::vector<std::string>{"weft-ofi", "libnccl-net-weft-ofi.so", "/opt/weft/lib/libweft-net-ofi.so",
                                       "libweft-net-ofi.so"}));
+  EXPECT_EQ(candidateFiles("weft-", dirs), (std::vector<std::string>{"weft-", "libnccl-net-weft-.so"}));
+}
+
+// Names without "weft-" are NCCL's alone: ofi is aws-ofi-nccl's libnccl-net-ofi.so, and weft's
+// own libfabric plugin never answers to it.
+TEST(CandidateFiles, BareNamesAreNcclsOnly) {
+  std::vector<std::string> dirs = {"/opt/weft/lib"};
+  EXPECT_EQ(candidateFiles(" ofi ", dirs), (std::vector<std::string>{"ofi", "libnccl-net-ofi.so"}));
+  EXPECT_EQ(candidateFiles("socket", dirs), (std::vector<std::string>{"socket", "libnccl-net-socket.so"}));
 }
 
 TEST_F(LoaderTest, MissingPluginListsEveryNameTried) {
   auto p = loadNetPlugin("doesnotexist", test::fakeOnlyOptions());
   ASSERT_FALSE(p.isOk());
   EXPECT_EQ(p.status().code(), Code::kInvalidArgument);
-  EXPECT_NE(p.status().message().find("libnccl-net-doesnotexist.so"), std::string::npos);
-  EXPECT_NE(p.status().message().find("libweft-net-doesnotexist.so"), std::string::npos);
+  EXPECT_NE(p.status().message().find("(tried doesnotexist, libnccl-net-doesnotexist.so)"), std::string::npos)
+      << p.status().message();
+  auto w = loadNetPlugin("weft-doesnotexist", test::fakeOnlyOptions());
+  ASSERT_FALSE(w.isOk());
+  EXPECT_NE(w.status().message().find("libnccl-net-weft-doesnotexist.so"), std::string::npos) << w.status().message();
+  EXPECT_NE(w.status().message().find("libweft-net-doesnotexist.so"), std::string::npos) << w.status().message();
 }
 
 TEST_F(LoaderTest, NoKnownSymbolNamesWhatTheLibraryExports) {
@@ -61,9 +75,13 @@ TEST_F(LoaderTest, ResolvesBareNamesThroughNcclAndWeftPrefixes) {
   auto nccl = loadNetPlugin("fakev8", test::fakeOnlyOptions());  // libnccl-net-fakev8.so via RUNPATH
   ASSERT_TRUE(nccl.isOk()) << nccl.status().toString();
   EXPECT_EQ((*nccl)->fileName(), "libnccl-net-fakev8.so");
-  auto weft = loadNetPlugin("fakeweft", test::fakeOnlyOptions());  // libweft-net-fakeweft.so
+  auto weft = loadNetPlugin("weft-fakeweft", test::fakeOnlyOptions());  // libweft-net-fakeweft.so
   ASSERT_TRUE(weft.isOk()) << weft.status().toString();
   EXPECT_EQ((*weft)->fileName(), "libweft-net-fakeweft.so");
+  // One INFO line says which file each name loaded.
+  EXPECT_EQ(linesWith("NET/Plugin: 'fakev8' loads ").size(), 1u);
+  EXPECT_EQ(linesWith("NET/Plugin: 'weft-fakeweft' loads ").size(), 1u);
+  EXPECT_FALSE(loadNetPlugin("fakeweft", test::fakeOnlyOptions()).isOk());  // weft's names need weft-
 }
 
 TEST_F(LoaderTest, SharesOneLoadAndUnloadsAfterTheLastUser) {
@@ -147,7 +165,7 @@ TEST_F(LoaderTest, RequestedButMissingPluginWarnsOrFailsUnderDeny) {
 
 TEST_F(LoaderTest, NoneSkipsExternalPluginsAndBuiltinsFollowInOrder) {
   NetLoaderOptions o = test::fakeOnlyOptions();
-  o.builtins = {"nodevs", "fakeweft"};  // stand-ins for weft's ib (no device here) and socket
+  o.builtins = {"nodevs", "weft-fakeweft"};  // stand-ins for weft's ib (no device here) and socket
   config::Settings s = settings("none");
   auto n = selectNet(s, o, 1);
   ASSERT_TRUE(n.isOk()) << n.status().toString();
@@ -156,7 +174,7 @@ TEST_F(LoaderTest, NoneSkipsExternalPluginsAndBuiltinsFollowInOrder) {
 
 TEST_F(LoaderTest, UnsetPluginListTriesTheImplicitDefaultQuietly) {
   NetLoaderOptions o = test::fakeOnlyOptions();
-  o.builtins = {"fakeweft"};
+  o.builtins = {"weft-fakeweft"};
   auto n = selectNet(config::Settings(), o, 1);
   ASSERT_TRUE(n.isOk()) << n.status().toString();
   EXPECT_EQ(linesWith("'libnccl-net.so' not found").size(), 1u);  // INFO, not WARN
