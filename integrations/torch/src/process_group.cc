@@ -143,6 +143,7 @@ void ProcessGroupWeft::checkPeer(int peer, const char* what) const {
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::submit(c10d::OpType type, std::string name,
                                                         std::vector<at::Tensor> outputs, Issue issue, Finish finish,
                                                         std::chrono::milliseconds timeout, bool pointToPoint) {
+  std::lock_guard<std::mutex> lock(submitMutex_);
   // Only a point-to-point op outside a batch is held back, so only its Work releases it.
   const bool held = pointToPoint && !coalescing_;
   auto work = c10::make_intrusive<WeftWork>(getRank(), type, std::move(outputs),
@@ -172,12 +173,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::submit(c10d::OpType type, std::
 }
 
 void ProcessGroupWeft::startCoalescing() {
+  std::lock_guard<std::mutex> lock(submitMutex_);
   TORCH_CHECK(!coalescing_, "weft: startCoalescing: this process group is already coalescing");
   coalescing_ = true;
 }
 
 #if WEFT_TORCH_BACKEND_API
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::endCoalescing() {
+  std::lock_guard<std::mutex> lock(submitMutex_);
   TORCH_CHECK(coalescing_, "weft: endCoalescing without startCoalescing");
   coalescing_ = false;
   // One more op, last in the batch, completes the batch's own Work.
@@ -193,6 +196,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::endCoalescing() {
 }
 #else
 void ProcessGroupWeft::endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work>>& /* reqs: the ops' own Works */) {
+  std::lock_guard<std::mutex> lock(submitMutex_);
   TORCH_CHECK(coalescing_, "weft: endCoalescing without startCoalescing");
   coalescing_ = false;
   runner_->submitBatch(std::move(coalesced_));
@@ -579,7 +583,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recvAnysource(std::vector<at::T
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::inOneBatch(size_t count,
                                                             const std::function<c10::intrusive_ptr<c10d::Work>(size_t)>& op) {
   // Inside the caller's open batch, the last operation's Work completes with that batch.
-  const bool wasCoalescing = coalescing_;
+  bool wasCoalescing;
+  {
+    std::lock_guard<std::mutex> lock(submitMutex_);
+    wasCoalescing = coalescing_;
+  }
   if (!wasCoalescing) startCoalescing();
   c10::intrusive_ptr<c10d::Work> last;
   for (size_t i = 0; i < count; ++i) last = op(i);

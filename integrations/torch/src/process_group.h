@@ -21,6 +21,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -133,7 +134,9 @@ class ProcessGroupWeft : public BackendBase {
 
   std::chrono::milliseconds timeout_;
   std::shared_ptr<CommRunner> runner_;
-  // Coalescing: the operations gathered since startCoalescing (caller's thread only).
+  // Coalescing: the operations gathered since startCoalescing. The mutex makes submitting from
+  // several threads safe (each operation still goes to the runner whole, in some order).
+  std::mutex submitMutex_;
   bool coalescing_ = false;
   std::vector<Op> coalesced_;
 };

@@ -6,6 +6,10 @@
                      timeout (3 s) has passed, its later operations fail at once, and rank 1's
                      next operation fails too (rank 0 aborted the communicator)
 --scenario init      rank 1 never joins; rank 0's init_process_group raises after the timeout
+--scenario exit      rank 0 queues async allreduces and leaves without waiting for them or
+                     destroying the group; at interpreter exit they still run (weft_torch's
+                     atexit hook, or the group's destructor, whichever comes first) and rank 0
+                     says goodbye, so the others' complete with the right sums
 """
 
 import os
@@ -44,7 +48,7 @@ def worker(args):
     import weft_torch  # noqa: F401
 
     rank, n = args.rank, args.world_size
-    timeout = datetime.timedelta(seconds=TIMEOUT_S if args.scenario != "kill" else 60)
+    timeout = datetime.timedelta(seconds=TIMEOUT_S if args.scenario in ("timeout", "init") else 60)
     if args.scenario == "init":
         if rank != 0:
             return  # never joins
@@ -55,6 +59,17 @@ def worker(args):
         return
 
     dist.init_process_group("weft", init_method=args.init_method, rank=rank, world_size=n, timeout=timeout)
+    if args.scenario == "exit":
+        tensors = [torch.full((1 << 20,), float(k)) for k in range(8)]
+        works = [dist.all_reduce(t, async_op=True) for t in tensors]
+        if rank == 0:
+            return  # no wait, no destroy_process_group: the interpreter exits
+        for k, (w, t) in enumerate(zip(works, tensors)):
+            w.wait()
+            if not torch.all(t == float(k * n)):
+                raise SystemExit("allreduce %d: %s, expected %d" % (k, t[:4].tolist(), k * n))
+        print("rank %d: all 8 allreduces completed after rank 0 left" % rank)
+        return
     t = torch.ones(1 << 16)
     for _ in range(3):
         dist.all_reduce(t)
@@ -90,6 +105,6 @@ def expect(results, args):
                for rank, rc, _ in results)
 
 if __name__ == "__main__":
-    harness.main(worker, extra_args=lambda p: p.add_argument("--scenario", choices=["kill", "timeout", "init"],
+    harness.main(worker, extra_args=lambda p: p.add_argument("--scenario", choices=["kill", "timeout", "init", "exit"],
                                                               required=True),
                  expect=expect)
