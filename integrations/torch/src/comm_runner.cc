@@ -120,9 +120,11 @@ void CommRunner::releaseHeldLocked() {
 }
 
 void CommRunner::enqueueLocked(Batch batch) {
-  if (stopping_) {
+  if (stopping_ || getpid() != ownerPid_) {
     const std::string error = "weft: the process group on " + rankText(rank_, size_) +
-                              " was shut down; " + describe(batch) + " was not run";
+                              (getpid() != ownerPid_ ? " belongs to the process that forked this one; "
+                                                     : " was shut down; ") +
+                              describe(batch) + " was not run";
     completeAll(batch, nullptr, &error);
     return;
   }
@@ -237,6 +239,7 @@ void CommRunner::watchdogLoop() {
 }
 
 void CommRunner::shutdown() {
+  if (getpid() != ownerPid_) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!stopping_) {

@@ -7,6 +7,8 @@
 // between a C ABI that returns codes and PyTorch, whose whole API reports errors by throwing.
 #pragma once
 
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -89,6 +91,9 @@ class CommRunner : public std::enable_shared_from_this<CommRunner> {
 
   const int rank_;
   const int size_;
+  // A forked child has a copy of this object but none of its threads: there it refuses work
+  // and shutdown() leaves everything alone (the parent owns the communicator).
+  const pid_t ownerPid_ = getpid();
   weft_comm_t* comm_ = nullptr;  // null once aborted by the watchdog or closed
 
   std::mutex mutex_;

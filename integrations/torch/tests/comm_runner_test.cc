@@ -3,6 +3,9 @@
 // and receives run together; a timeout aborts the communicator, fails the operation, the later
 // ones and the peers'; shutdown runs what was queued. Every wait here has a deadline.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -193,6 +196,38 @@ TEST(TorchCommRunner, ShutdownRunsWhatWasQueuedThenRefusesNewOperations) {
     runner.submit(allreduceOp(&data[0], &refused));
     EXPECT_EQ(refused.get(), "weft: the process group on rank " + std::to_string(rank) +
                                  " of 2 was shut down; allreduce was not run");
+  });
+}
+
+TEST(TorchCommRunner, AForkedChildRefusesWorkAndLeavesTheParentsCommunicatorAlone) {
+  // A DataLoader worker is a fork: it inherits the runner but not its threads.
+  onRanks(1, 30s, [&](int, CommRunner& runner) {
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      alarm(20);  // a hang in the child ends it instead of the test
+      std::vector<float> x(4, 1.0f);
+      Outcome refused;
+      runner.submit(allreduceOp(&x, &refused));
+      std::string error = refused.get();
+      runner.shutdown();  // returns at once: nothing to join here
+      _exit(error == "weft: the process group on rank 0 of 1 belongs to the process that forked this one; "
+                     "allreduce was not run" ? 0 : 1);
+    }
+    int status = 0;
+    pid_t reaped = 0;
+    for (int i = 0; i < 600 && (reaped = waitpid(child, &status, WNOHANG)) == 0; ++i) std::this_thread::sleep_for(50ms);
+    if (reaped != child) {
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+      FAIL() << "the child did not end within 30 s";
+    }
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+    std::vector<float> x(4, 3.0f);
+    Outcome mine;
+    runner.submit(allreduceOp(&x, &mine));
+    EXPECT_EQ(mine.get(), "");
+    EXPECT_EQ(x[0], 3.0f);
   });
 }
 
