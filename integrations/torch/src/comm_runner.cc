@@ -88,48 +88,69 @@ void CommRunner::initComm(const weft_unique_id_t& id, std::chrono::milliseconds 
 }
 
 void CommRunner::submit(Op op) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (op.pointToPoint) {
-    if (held_.empty()) heldSince_ = Clock::now();
-    held_.push_back(std::move(op));
-    watchdogCv_.notify_one();  // it releases held ops after kPointToPointHold
-    return;
+  std::vector<Batch> refused;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (op.pointToPoint && acceptingLocked()) {
+      if (held_.empty()) heldSince_ = Clock::now();
+      held_.push_back(std::move(op));
+      watchdogCv_.notify_one();  // it releases held ops after kPointToPointHold
+      return;
+    }
+    releaseHeldLocked(refused);
+    Batch batch;
+    batch.push_back(std::move(op));
+    enqueueLocked(std::move(batch), refused);
   }
-  releaseHeldLocked();
-  Batch batch;
-  batch.push_back(std::move(op));
-  enqueueLocked(std::move(batch));
+  refuse(refused);
 }
 
 void CommRunner::submitBatch(std::vector<Op> ops) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  releaseHeldLocked();
-  if (!ops.empty()) enqueueLocked(std::move(ops));
+  std::vector<Batch> refused;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    releaseHeldLocked(refused);
+    if (!ops.empty()) enqueueLocked(std::move(ops), refused);
+  }
+  refuse(refused);
 }
 
 void CommRunner::flush() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  releaseHeldLocked();
+  std::vector<Batch> refused;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    releaseHeldLocked(refused);
+  }
+  refuse(refused);
 }
 
-void CommRunner::releaseHeldLocked() {
+bool CommRunner::acceptingLocked() const { return !stopping_ && getpid() == ownerPid_; }
+
+void CommRunner::releaseHeldLocked(std::vector<Batch>& refused) {
   if (held_.empty()) return;
   Batch batch;
   batch.swap(held_);
-  enqueueLocked(std::move(batch));
+  enqueueLocked(std::move(batch), refused);
 }
 
-void CommRunner::enqueueLocked(Batch batch) {
-  if (stopping_ || getpid() != ownerPid_) {
+void CommRunner::enqueueLocked(Batch batch, std::vector<Batch>& refused) {
+  if (!acceptingLocked()) {
+    refused.push_back(std::move(batch));
+    return;
+  }
+  queue_.push_back(std::move(batch));
+  workerCv_.notify_one();
+}
+
+void CommRunner::refuse(std::vector<Batch>& refused) const {
+  // Completion callbacks run without the lock: they may submit again (a hook chaining work).
+  for (Batch& batch : refused) {
     const std::string error = "weft: the process group on " + rankText(rank_, size_) +
                               (getpid() != ownerPid_ ? " belongs to the process that forked this one; "
                                                      : " was shut down; ") +
                               describe(batch) + " was not run";
     completeAll(batch, nullptr, &error);
-    return;
   }
-  queue_.push_back(std::move(batch));
-  workerCv_.notify_one();
 }
 
 std::string CommRunner::describe(const Batch& batch) const {
@@ -220,7 +241,15 @@ void CommRunner::watchdogLoop() {
       watchdogCv_.wait_until(lock, wake);
     }
     const Clock::time_point now = Clock::now();
-    if (!held_.empty() && now >= heldSince_ + kPointToPointHold) releaseHeldLocked();
+    if (!held_.empty() && now >= heldSince_ + kPointToPointHold) {
+      std::vector<Batch> refused;
+      releaseHeldLocked(refused);
+      if (!refused.empty()) {
+        lock.unlock();
+        refuse(refused);
+        lock.lock();
+      }
+    }
     if (!running_) continue;
     if (!timedOut_ && now >= runningDeadline_ && comm_ != nullptr) {
       // weft_comm_abort ends the worker's blocked call within a second and tells the peers.
@@ -243,7 +272,8 @@ void CommRunner::shutdown() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!stopping_) {
-      releaseHeldLocked();
+      std::vector<Batch> none;  // still accepting: the held ops join the queue the worker drains
+      releaseHeldLocked(none);
       stopping_ = true;
       workerCv_.notify_all();
       watchdogCv_.notify_all();

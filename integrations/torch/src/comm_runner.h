@@ -83,8 +83,12 @@ class CommRunner : public std::enable_shared_from_this<CommRunner> {
   void watchdogLoop();
   // Runs one batch on `comm`: empty on success, else the failure's message.
   std::string runBatch(weft_comm_t* comm, Batch& batch);
-  void releaseHeldLocked();
-  void enqueueLocked(Batch batch);
+  bool acceptingLocked() const;
+  // Moves the held ops (or `batch`) to the queue, or to `refused` when no longer accepting.
+  void releaseHeldLocked(std::vector<Batch>& refused);
+  void enqueueLocked(Batch batch, std::vector<Batch>& refused);
+  // Fails the refused batches' ops (shut down, or in a forked child); called without the lock.
+  void refuse(std::vector<Batch>& refused) const;
   std::string describe(const Batch& batch) const;
   static void completeAll(Batch& batch, weft_comm_t* comm, const std::string* error);
   void closeComm();

@@ -49,8 +49,8 @@ std::vector<std::weak_ptr<CommRunner>>& liveRunners() {
   return v;
 }
 
-// Element offsets of the blocks an alltoall sends or receives: `splits` rows of `rowElems`
-// elements each, or equal blocks when `splits` is empty.
+// Element counts of the blocks an alltoall sends to (or receives from) each rank: splits[r] rows
+// of the tensor's first dimension for rank r, or equal blocks when `splits` is empty.
 std::vector<size_t> blockSizes(const std::vector<int64_t>& splits, const at::Tensor& t, int size, const char* side) {
   std::vector<size_t> counts(static_cast<size_t>(size));
   if (splits.empty()) {
@@ -124,8 +124,6 @@ void ProcessGroupWeft::shutdownAll() {
   for (auto& r : runners) r->shutdown();
 }
 
-std::shared_ptr<CommRunner> ProcessGroupWeft::runner() const { return runner_; }
-
 std::chrono::milliseconds ProcessGroupWeft::timeoutOr(std::chrono::milliseconds given) const {
   return given == c10d::kUnsetTimeout ? timeout_ : given;
 }
@@ -143,7 +141,7 @@ void ProcessGroupWeft::checkPeer(int peer, const char* what) const {
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::submit(c10d::OpType type, std::string name,
                                                         std::vector<at::Tensor> outputs, Issue issue, Finish finish,
                                                         std::chrono::milliseconds timeout, bool pointToPoint) {
-  std::lock_guard<std::mutex> lock(submitMutex_);
+  std::unique_lock<std::mutex> lock(submitMutex_);
   // Only a point-to-point op outside a batch is held back, so only its Work releases it.
   const bool held = pointToPoint && !coalescing_;
   auto work = c10::make_intrusive<WeftWork>(getRank(), type, std::move(outputs),
@@ -166,10 +164,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::submit(c10d::OpType type, std::
   };
   if (coalescing_) {
     coalesced_.push_back(std::move(op));
-  } else {
-    runner_->submit(std::move(op));
+    return work;
   }
+  lock.unlock();  // a refused op completes at once, and its callbacks may submit again
+  runner_->submit(std::move(op));
   return work;
+}
+
+std::vector<Op> ProcessGroupWeft::takeCoalesced() {
+  std::lock_guard<std::mutex> lock(submitMutex_);
+  TORCH_CHECK(coalescing_, "weft: endCoalescing without startCoalescing");
+  coalescing_ = false;
+  std::vector<Op> batch;
+  batch.swap(coalesced_);
+  return batch;
 }
 
 void ProcessGroupWeft::startCoalescing() {
@@ -180,27 +188,20 @@ void ProcessGroupWeft::startCoalescing() {
 
 #if WEFT_TORCH_BACKEND_API
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::endCoalescing() {
-  std::lock_guard<std::mutex> lock(submitMutex_);
-  TORCH_CHECK(coalescing_, "weft: endCoalescing without startCoalescing");
-  coalescing_ = false;
+  std::vector<Op> batch = takeCoalesced();
   // One more op, last in the batch, completes the batch's own Work.
   auto work = c10::make_intrusive<WeftWork>(getRank(), c10d::OpType::UNKNOWN, std::vector<at::Tensor>());
   Op last;
   last.name = "coalesced operations";
   last.issue = [](weft_comm_t*) { return weftSuccess; };
   last.complete = [work](weft_comm_t*, const std::string* error) { work->markDone(error); };
-  coalesced_.push_back(std::move(last));
-  runner_->submitBatch(std::move(coalesced_));
-  coalesced_.clear();
+  batch.push_back(std::move(last));
+  runner_->submitBatch(std::move(batch));
   return work;
 }
 #else
 void ProcessGroupWeft::endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work>>& /* reqs: the ops' own Works */) {
-  std::lock_guard<std::mutex> lock(submitMutex_);
-  TORCH_CHECK(coalescing_, "weft: endCoalescing without startCoalescing");
-  coalescing_ = false;
-  runner_->submitBatch(std::move(coalesced_));
-  coalesced_.clear();
+  runner_->submitBatch(takeCoalesced());
 }
 #endif
 

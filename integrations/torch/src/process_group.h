@@ -122,6 +122,8 @@ class ProcessGroupWeft : public BackendBase {
   c10::intrusive_ptr<c10d::Work> submitReduction(c10d::OpType type, const char* name, const c10d::ReduceOp& reduceOp,
                                                  const at::Tensor& output, ReduceCall call, bool writesOutput,
                                                  std::chrono::milliseconds timeout);
+  // Ends coalescing and hands over the operations gathered since it started.
+  std::vector<Op> takeCoalesced();
   std::chrono::milliseconds timeoutOr(std::chrono::milliseconds given) const;
 #if WEFT_TORCH_BACKEND_API
   // Runs op(0) ... op(count - 1) in one weft group and returns a Work for all of them.
@@ -130,7 +132,6 @@ class ProcessGroupWeft : public BackendBase {
 #endif
   void checkRoot(int64_t root, const char* what) const;
   void checkPeer(int peer, const char* what) const;
-  std::shared_ptr<CommRunner> runner() const;
 
   std::chrono::milliseconds timeout_;
   std::shared_ptr<CommRunner> runner_;

@@ -192,10 +192,15 @@ TEST(TorchCommRunner, ShutdownRunsWhatWasQueuedThenRefusesNewOperations) {
       EXPECT_EQ(outcomes[k].get(), "");
       EXPECT_EQ(data[k][0], 2.0f);
     }
-    Outcome refused;
+    Outcome refused, chained;
     runner.submit(allreduceOp(&data[0], &refused));
     EXPECT_EQ(refused.get(), "weft: the process group on rank " + std::to_string(rank) +
                                  " of 2 was shut down; allreduce was not run");
+    // A refused op's callback may submit again (a hook chaining work): no lock is held then.
+    Op op = allreduceOp(&data[1], &refused);
+    op.complete = [&](weft_comm_t*, const std::string*) { runner.submit(allreduceOp(&data[2], &chained)); };
+    runner.submit(std::move(op));
+    EXPECT_NE(chained.get().find("was shut down"), std::string::npos);
   });
 }
 
