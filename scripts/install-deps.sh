@@ -12,6 +12,8 @@ PKGS=(
   iperf3 iproute2 pciutils valgrind
   graphviz
   openmpi-bin libopenmpi-dev libgloo-dev
+  # PyTorch 1.13 (CPU) for the c10d backend in integrations/torch and its tests (Gloo inside)
+  python3-dev python3-torch libtorch-dev pybind11-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do
