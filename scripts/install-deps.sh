@@ -9,7 +9,7 @@ PKGS=(
   libfabric-dev libfabric-bin
   libibverbs-dev ibverbs-providers librdmacm-dev rdma-core
   clang libclang-rt-14-dev
-  iperf3 iproute2 pciutils valgrind
+  iperf3 iproute2 nftables pciutils valgrind
   graphviz
   openmpi-bin libopenmpi-dev libgloo-dev
   # PyTorch 1.13 (CPU) for the c10d backend in integrations/torch and its tests (Gloo inside)

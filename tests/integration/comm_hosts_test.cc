@@ -567,6 +567,82 @@ TEST(NetnsFaults, LinkTakenDownMidCollectiveFailsEveryRankWithinThePeerTimeout) 
   EXPECT_EQ(failures(out), "");
 }
 
+// A lossy, slow link (the lab's stand-in for `tc netem`, which this kernel lacks): on each host
+// nftables drops a share of the outgoing packets at random and a token bucket (tbf) holds the veth
+// to 200 Mbit/s, its queue adding up to 50 ms of delay. Over the socket and the OFI plugins the job
+// runs slower but every byte arrives right, and nobody fails: loss and delay are not a dead peer.
+class NetnsImpaired : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NetnsImpaired, LossAndASlowLinkSlowTheJobButNeverCorruptIt) {
+  const std::string plugin = GetParam();
+  if (plugin == "OFI" && !std::filesystem::exists(WEFT_PLUGIN_OUTPUT_DIR "/libweft-net-ofi.so"))
+    GTEST_SKIP() << "the OFI plugin is not built (WEFT_WITH_OFI=OFF)";
+  if (runCommand("command -v nft").status != 0) GTEST_SKIP() << "nft (nftables) is not installed";
+  NetnsLab lab(2);
+  if (lab.couldNotCreate()) GTEST_SKIP() << "cannot create network namespaces: " << lab.error();
+  ASSERT_TRUE(lab.ready()) << lab.error();
+  constexpr int kLossPercent = 2;
+  for (int h = 0; h < 2; ++h) {
+    std::string ns = "ip netns exec " + lab.host(h) + " ";
+    CommandResult r = runCommand(ns + "nft add table inet weftlab && " + ns +
+                                 "nft add chain inet weftlab out '{ type filter hook output priority 0; }' && " + ns +
+                                 "nft add rule inet weftlab out oifname " + NetnsLab::ifname(h) + " numgen random mod 100 '<' " +
+                                 std::to_string(kLossPercent) + " counter drop && " + ns + "tc qdisc add dev " +
+                                 NetnsLab::ifname(h) + " root tbf rate 200mbit burst 64kb latency 50ms");
+    ASSERT_EQ(r.status, 0) << "could not impair host " << h << ": " << r.output;
+  }
+  const int n = 2;
+  JobSpec spec;
+  spec.nranks = n;
+  spec.deadline = std::chrono::seconds(240);
+  spec.shareId = false;
+  spec.env[-1] = {{"NCCL_COMM_ID", NetnsLab::address(0) + ":29500"}, {"NCCL_NET", plugin}, {"WEFT_PEER_TIMEOUT", "20"}};
+  if (plugin == "OFI") {
+    spec.env[-1]["NCCL_NET_PLUGIN"] = "weft-ofi";
+    spec.env[-1]["WEFT_OFI_PROVIDER"] = "tcp";
+  }
+  std::vector<std::string> netns;
+  for (int r = 0; r < n; ++r) {
+    netns.push_back(lab.host(r));
+    spec.env[r]["NCCL_HOSTID"] = "netns-host" + std::to_string(r);
+    spec.env[r]["NCCL_SOCKET_IFNAME"] = NetnsLab::ifname(r);
+    if (plugin == "OFI") spec.env[r]["FI_TCP_IFACE"] = NetnsLab::ifname(r);
+  }
+  auto out = runJob(spec, [&netns, n](int rank, const weft_unique_id_t&) {
+    if (enterNetns(netns[static_cast<size_t>(rank)]) != 0) return 1;
+    weft_unique_id_t id;
+    RANK_OK(weft_get_unique_id(&id));
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, n, id, rank));
+    int msg = 0;
+    for (size_t bytes : {size_t{1}, size_t{4097}, size_t{3} << 20})
+      if (exchange(comm, rank, (rank + 1) % n, (rank - 1 + n) % n, bytes, ++msg) != 0) return 1;
+    for (int round = 0; round < 3; ++round) {
+      if (allreduceCheck(comm, rank, n, (4 << 20) / sizeof(float)) != 0) return 1;
+      if (allreduceCheck(comm, rank, n, 100003) != 0) return 1;
+    }
+    return closeComm(comm);
+  });
+  EXPECT_EQ(failures(out), "");
+  // The impairment was real: packets were dropped on both hosts and the token bucket held some back.
+  for (int h = 0; h < 2; ++h) {
+    CommandResult drops = runCommand("ip netns exec " + lab.host(h) + " nft list table inet weftlab");
+    std::smatch m;
+    static const std::regex counter("counter packets ([0-9]+)");
+    ASSERT_TRUE(std::regex_search(drops.output, m, counter)) << drops.output;
+    EXPECT_GT(std::stoll(m[1].str()), 0) << "host " << h << " dropped nothing: " << drops.output;
+    CommandResult tbf = runCommand("tc -n " + lab.host(h) + " -s qdisc show dev " + NetnsLab::ifname(h));
+    static const std::regex overlimits("overlimits ([0-9]+)");
+    std::smatch o;
+    ASSERT_TRUE(tbf.output.find("tbf") != std::string::npos && std::regex_search(tbf.output, o, overlimits)) << tbf.output;
+    EXPECT_GT(std::stoll(o[1].str()), 0) << "host " << h << "'s token bucket never held a packet back: " << tbf.output;
+    std::printf("host %d: %s\n%s", h, m[0].str().c_str(), tbf.output.c_str());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Lab, NetnsImpaired, ::testing::Values("Socket", "OFI"),
+                         [](const auto& p) { return "Over" + p.param; });
+
 // `weft status` on a partitioned job: host 1's link is down (no FIN, and the heartbeat timeout is
 // long), and asked on host 0 weft status still answers within a second and names the rank it
 // cannot reach.
