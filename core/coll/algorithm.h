@@ -23,12 +23,34 @@ inline constexpr size_t kTreeBelowBytes = size_t{512} << 10;
 
 // How a collective runs: its algorithm and its channel budget (0: one per 512 KiB, see run.h).
 struct AlgoChoice {
+  bool doubling = false;  // recursive doubling (schedule.h's doublingAllReduce); algo is then unused
   config::Algo algo = config::Algo::kRing;
   config::Proto proto = config::Proto::kSimple;  // NCCL's pick (emulated devices); data moves Simple
   int channels = 0;
 };
 
-// Ring or Tree for `coll` of `count` elements of `type` (per rank for AllGather and
+// CPU endpoints: a first cut of a cost model for AllReduce in NCCL's shape (a latency per step
+// plus bytes over a bandwidth), along one rank's critical path:
+//   time = steps · alpha + bytes sent · beta + bytes reduced · gamma
+// with Ring taking 2(n−1) steps of B/n, recursive doubling log2(p) rounds of the whole B (two
+// more, unreduced, with the non-power-of-two fold), and Tree (several hosts) 2·depth steps that
+// pipeline the whole B. The constants are shared memory's or the network's (nNodes > 1, every
+// step then counted as crossing it), fitted to bench/comm on the development host (2 cores; see
+// bench/README.md "Host algorithms"), not calibrated per host yet.
+struct HostCost {
+  double alphaUs;         // per step: the hop's latency and the step's fixed costs
+  double betaUsPerByte;   // per byte sent (copied into a slot and out of it)
+  double gammaUsPerByte;  // per byte reduced
+};
+HostCost hostCost(int nNodes);
+
+struct HostAllReduceTimes {
+  double ring = 0, tree = -1, doubling = 0;  // microseconds; tree -1 where it does not apply (one host)
+};
+// The model's times for an AllReduce of `bytes` over `nranks` ranks on `nNodes` hosts.
+HostAllReduceTimes hostAllReduceTimes(size_t bytes, int nranks, int nNodes);
+
+// Ring, Tree or recursive doubling for `coll` of `count` elements of `type` (per rank for AllGather and
 // ReduceScatter) on `comm`:
 //   - only AllReduce has a Tree schedule; every function has Ring;
 //   - emulated devices (comm.tuning): NCCL's choice (tune::choose, the tuner plugin included)
@@ -37,6 +59,9 @@ struct AlgoChoice {
 //   - CPU endpoints: NCCL_ALGO removes algorithms (see config::Selection); with both allowed, Tree
 //     when nNodes > 1 and the buffer is below kTreeBelowBytes, else Ring; a tuner plugin named by
 //     NCCL_TUNER_PLUGIN (comm.hostTuner) may override that pick and set the channel budget;
+//     with neither NCCL_ALGO nor a tuner plugin set, an AllReduce runs recursive doubling where
+//     the cost model (hostAllReduceTimes) finds it faster than that pick (WEFT_HOST_ALGO=auto),
+//     always (doubling) or never (nccl); rank 0 logs the model's times (NCCL_DEBUG_SUBSYS=TUNING);
 //   - nothing left is NCCL's error "no algorithm/protocol available for function F with datatype
 //     T. NCCL_ALGO was set to …" (invalid usage).
 // `what` prefixes errors. Every rank decides the same for the same call.

@@ -109,6 +109,11 @@ class Comm {
   uint64_t connEpoch = 0;        // bumped whenever sends/recvs change (plans cached on them)
   std::shared_ptr<void> collCache;  // core/coll's last plan on this communicator (run.cc)
   bool treesConnected = false;  // tree peers are connected at the first Tree collective
+  bool doublingConnected = false;  // recursive doubling's peers, at the first such collective
+  // CPU endpoints: how allreduce picks recursive doubling (core/coll/algorithm.cc reads
+  // WEFT_HOST_ALGO and NCCL_ALGO once, at the first allreduce): -1 not read yet, 0 never, 1 by
+  // the cost model, 2 always.
+  int hostDoubling = -1;
   std::atomic<uint64_t> opCount{0};  // collectives called (NCCL's opCount in its COLL line; read by `weft status`)
   std::chrono::seconds opTimeout{0};  // WEFT_OP_TIMEOUT: an operation without progress this long fails (0: never)
   // The collective running now: its number (opCount when it was called, 1-based; 0: none) and
