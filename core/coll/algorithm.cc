@@ -1,7 +1,5 @@
 #include "core/coll/algorithm.h"
 
-#include <cmath>
-
 #include "core/base/log.h"
 #include "core/base/strings.h"
 #include "core/runtime/comm.h"
@@ -82,32 +80,6 @@ Result<AlgoChoice> hostTunerChoice(const char* what, runtime::Comm& comm, Coll c
 
 }  // namespace
 
-HostCost hostCost(int nNodes) {
-  // Shared memory: 8 B allreduce on 2 ranks is two ring steps of ~0.2 us on the development host;
-  // copies run at ~5 GB/s per step, float sums at ~6.5 GB/s. The socket plugin over loopback
-  // takes ~15 us a step and ~1 GB/s.
-  if (nNodes > 1) return {15.0, 1e-3, 1.5e-4};
-  return {0.2, 2e-4, 1.5e-4};
-}
-
-HostAllReduceTimes hostAllReduceTimes(size_t bytes, int nranks, int nNodes) {
-  HostAllReduceTimes t;
-  if (nranks < 2) return t;
-  const HostCost c = hostCost(nNodes);
-  const double b = static_cast<double>(bytes);
-  const double n = nranks;
-  t.ring = 2 * (n - 1) * (c.alphaUs + b / n * c.betaUsPerByte) + (n - 1) * b / n * c.gammaUsPerByte;
-  int p = 1, rounds = 0;
-  while (p * 2 <= nranks) p *= 2, ++rounds;
-  const int fold = p < nranks ? 1 : 0;  // the fold adds a reduce before the rounds and a copy after them
-  t.doubling = (rounds + 2 * fold) * (c.alphaUs + b * c.betaUsPerByte) + (rounds + fold) * b * c.gammaUsPerByte;
-  if (nNodes > 1) {
-    const int depth = static_cast<int>(std::ceil(std::log2(nNodes))) + nranks / nNodes - 1;
-    t.tree = 2 * depth * c.alphaUs + 2 * b * c.betaUsPerByte + b * c.gammaUsPerByte;
-  }
-  return t;
-}
-
 namespace {
 
 // CPU endpoints, AllReduce, no NCCL_ALGO and no tuner plugin: recursive doubling where
@@ -120,7 +92,9 @@ bool pickDoubling(runtime::Comm& comm, size_t bytes, config::Algo rule) {
   if (comm.hostDoubling == 0) return false;
   const HostAllReduceTimes t = hostAllReduceTimes(bytes, comm.nranks, comm.nNodes);
   const double ruleTime = rule == config::Algo::kTree ? t.tree : t.ring;
-  const bool doubling = comm.hostDoubling == 2 || t.doubling < ruleTime;
+  // Across hosts the model's network constants are guesses: doubling only where latency rules.
+  const bool small = comm.nNodes == 1 || bytes <= kDoublingAcrossHostsMaxBytes;
+  const bool doubling = comm.hostDoubling == 2 || (small && t.doubling < ruleTime);
   if (comm.rank == 0) {
     WEFT_INFO(log::kTuning,
               "AllReduce: %zu Bytes on %d ranks, %d hosts: CPU cost model Ring %.2f us, Tree %.2f us, RecursiveDoubling "

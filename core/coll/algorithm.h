@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "core/base/status.h"
+#include "core/coll/host_cost.h"
 #include "core/coll/schedule.h"
 #include "core/config/values.h"
 #include "weft/weft.h"
@@ -28,27 +29,6 @@ struct AlgoChoice {
   config::Proto proto = config::Proto::kSimple;  // NCCL's pick (emulated devices); data moves Simple
   int channels = 0;
 };
-
-// CPU endpoints: a first cut of a cost model for AllReduce in NCCL's shape (a latency per step
-// plus bytes over a bandwidth), along one rank's critical path:
-//   time = steps · alpha + bytes sent · beta + bytes reduced · gamma
-// with Ring taking 2(n−1) steps of B/n, recursive doubling log2(p) rounds of the whole B (two
-// more, unreduced, with the non-power-of-two fold), and Tree (several hosts) 2·depth steps that
-// pipeline the whole B. The constants are shared memory's or the network's (nNodes > 1, every
-// step then counted as crossing it), fitted to bench/comm on the development host (2 cores; see
-// bench/README.md "Host algorithms"), not calibrated per host yet.
-struct HostCost {
-  double alphaUs;         // per step: the hop's latency and the step's fixed costs
-  double betaUsPerByte;   // per byte sent (copied into a slot and out of it)
-  double gammaUsPerByte;  // per byte reduced
-};
-HostCost hostCost(int nNodes);
-
-struct HostAllReduceTimes {
-  double ring = 0, tree = -1, doubling = 0;  // microseconds; tree -1 where it does not apply (one host)
-};
-// The model's times for an AllReduce of `bytes` over `nranks` ranks on `nNodes` hosts.
-HostAllReduceTimes hostAllReduceTimes(size_t bytes, int nranks, int nNodes);
 
 // Ring, Tree or recursive doubling for `coll` of `count` elements of `type` (per rank for AllGather and
 // ReduceScatter) on `comm`:

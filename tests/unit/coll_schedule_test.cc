@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/coll/host_cost.h"
 #include "core/coll/schedule.h"
 
 namespace weft::coll {
@@ -443,6 +444,24 @@ TEST(DoublingSchedules, TwoRanksExchangeOnceAndOneRankHasNothingToDo) {
   EXPECT_EQ(doublingPeers(0, 3), std::vector<int>{1});
   EXPECT_EQ(doublingPeers(1, 3), (std::vector<int>{0, 2}));
   EXPECT_EQ(doublingPeers(2, 3), std::vector<int>{1});
+}
+
+// The cost model's picks on one host, as measured there (bench/README.md, "Host algorithms"):
+// doubling for 8 B at every rank count, Ring for 1 MiB; on 2 ranks the crossover lies between
+// 16 KiB (doubling measured 15% faster) and 64 KiB (Ring 6% faster).
+TEST(HostCostModel, DoublingForSmallAllReducesRingForLargeOnes) {
+  for (int n : {2, 3, 4, 5, 8, 16}) {
+    HostAllReduceTimes small = hostAllReduceTimes(8, n, 1);
+    EXPECT_LT(small.doubling, small.ring) << n << " ranks";
+    EXPECT_EQ(small.tree, -1) << n << " ranks";
+    HostAllReduceTimes large = hostAllReduceTimes(size_t{1} << 20, n, 1);
+    EXPECT_GT(large.doubling, large.ring) << n << " ranks";
+  }
+  HostAllReduceTimes at16k = hostAllReduceTimes(16 << 10, 2, 1), at64k = hostAllReduceTimes(64 << 10, 2, 1);
+  EXPECT_LT(at16k.doubling, at16k.ring);
+  EXPECT_GT(at64k.doubling, at64k.ring);
+  EXPECT_GT(hostAllReduceTimes(8, 4, 2).tree, 0);  // several hosts: Tree has a time
+  EXPECT_EQ(hostAllReduceTimes(8, 1, 1).doubling, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DoublingSchedules, ::testing::Values(2, 3, 4, 5, 6, 7, 8, 12, 16),
