@@ -123,6 +123,9 @@ class Comm {
   // Ranks that left in order (finalize/destroy), with the number of collectives each called.
   std::mutex departedMutex;
   std::map<int, uint64_t> departed;
+  // Set (seq_cst) once `departed` has an entry: startCollective skips the lock until then. With
+  // collRunning it forms a Dekker pair: a goodbye and a starting collective see one another.
+  std::atomic<bool> anyDeparted{false};
 
   // State. `stop` ends every wait (abort, or a failure anywhere); `error` says why.
   std::atomic<bool> stop{false};
