@@ -9,6 +9,9 @@
 #   netcoll allreduce and allgather across 2 network namespaces ("hosts", a veth pair), 1 and 2
 #         ranks per host: weft (socket plugin) vs Open MPI (TCP BTL between them) (root only)
 #   floor 8-byte allreduce: the floor of NCCL's ring schedule here (weft_bench_hop) vs weft, Open MPI
+#   algo  small allreduce by algorithm, 2 and 4 processes: weft's pick (cost model), weft forced to
+#         NCCL's ring (WEFT_HOST_ALGO=nccl), another build's weft (BASE_BUILD, e.g. main's) and
+#         Open MPI, alternating in one run
 #   mem   peak resident memory (VmHWM) of each rank of a 4-rank 256 MiB allreduce vs its buffers,
 #         weft, Open MPI and Gloo
 #
@@ -18,7 +21,9 @@
 #              COLL_SIZES (default 8,64K,1M,16M,64M), COLL_BIG (extra 2-rank allreduce size, default
 #              256M; empty for none), COLL_REPS (timed reps per size, default 3), MEM_SIZE (mem's
 #              allreduce size, default 256M), MEM_RANKS (default 4), NETCOLL_PER_HOST (ranks per
-#              namespace, default 1,2), NETCOLL_SIZES (default COLL_SIZES), NETCOLL_ROUNDS (default 1)
+#              namespace, default 1,2), NETCOLL_SIZES (default COLL_SIZES), NETCOLL_ROUNDS (default 1),
+#              ALGO_SIZES (algo's sizes, default 8,1K,4K,16K), BASE_BUILD (algo's baseline build dir:
+#              its bench/weft_bench_comm runs with its core/api/libweft.so.0)
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -646,6 +651,55 @@ part_floor() {
   done
 }
 
+# ---------------------------------------------------------------------------------------------
+# algo: small allreduces by algorithm. weft (its cost model's pick: recursive doubling for small
+# buffers on CPU endpoints), weft with WEFT_HOST_ALGO=nccl (NCCL's ring, as before issue 31), the
+# weft of BASE_BUILD (main's build, when given) and Open MPI, each run ROUNDS times alternating.
+part_algo() {
+  local sizes=${ALGO_SIZES:-8,1K,4K,16K}
+  local base=${BASE_BUILD:+$BASE_BUILD/bench/weft_bench_comm}
+  header "small allreduce by algorithm: weft (model's pick), weft ring (WEFT_HOST_ALGO=nccl), main, Open MPI"
+  : >"$out/algo.txt"
+  local n r
+  for n in 2 4; do
+    for ((r = 0; r < ROUNDS; r++)); do
+      retry3 timeout 120 "$BIN" coll --op allreduce --ranks $n --sizes "$sizes" --reps "$COLL_REPS" --timeout 100 \
+        --label weft >>"$out/algo.txt" || echo " weft allreduce $n ranks failed"
+      WEFT_HOST_ALGO=nccl retry3 timeout 120 "$BIN" coll --op allreduce --ranks $n --sizes "$sizes" --reps "$COLL_REPS" \
+        --timeout 100 --label ring >>"$out/algo.txt" || echo " weft ring allreduce $n ranks failed"
+      if [ -n "$base" ] && [ -x "$base" ]; then
+        LD_LIBRARY_PATH="$BASE_BUILD/core/api${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" retry3 timeout 120 "$base" coll --op allreduce --ranks $n --sizes "$sizes" --reps "$COLL_REPS" --timeout 100 \
+          --label main >>"$out/algo.txt" || echo " main allreduce $n ranks failed"
+      fi
+      if have_mpi; then
+        mpirun_coll $n --op allreduce --sizes "$sizes" --reps "$COLL_REPS" --label mpi >>"$out/algo.txt" 2>"$out/mpi.err" ||
+          echo " mpi allreduce $n ranks failed: $(tail -2 "$out/mpi.err" | tr '\n' ' ')"
+      fi
+    done
+  done
+  med() { awk -v n="$1" -v b="$2" -v impl="$3" '/^RESULT / {
+      delete f; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      if (f["test"] == "coll" && f["ranks"] == n && f["bytes"] == b && f["impl"] == impl) v[++c] = f["us"] + 0 }
+    END { if (!c) { print "-"; exit } for (i = 2; i <= c; i++) { x = v[i]; j = i - 1; while (j >= 1 && v[j] > x) { v[j + 1] = v[j]; j-- } v[j + 1] = x }
+      printf "%.3f\n", (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2 }' "$out/algo.txt"; }
+  echo " medians of ROUNDS x COLL_REPS reps ($ROUNDS x $COLL_REPS), us per allreduce; ratio = MPI / x"
+  echo
+  printf " %5s  %8s  %8s  %8s  %8s  %8s  %9s  %9s  %9s\n" ranks bytes "weft us" "ring us" "main us" "MPI us" \
+    "MPI/weft" "MPI/ring" "MPI/main"
+  local b w g m o
+  for n in 2 4; do
+    for b in $(awk '/^RESULT / && /impl=weft/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+        if (f["ranks"] == '"$n"') print f["bytes"] }' "$out/algo.txt" | sort -n -u); do
+      w=$(med $n "$b" weft)
+      g=$(med $n "$b" ring)
+      m=$(med $n "$b" main)
+      o=$(med $n "$b" mpi)
+      printf " %5s  %8s  %8s  %8s  %8s  %8s  %9s  %9s  %9s\n" $n "$b" "$w" "$g" "$m" "$o" "$(ratio "$o" "$w")" \
+        "$(ratio "$o" "$g")" "$(ratio "$o" "$m")"
+    done
+  done
+}
+
 for p in "${parts[@]}"; do
   case $p in
     init) part_init ;;
@@ -655,6 +709,7 @@ for p in "${parts[@]}"; do
     netcoll) part_netcoll ;;
     mem) part_mem ;;
     floor) part_floor ;;
-    *) echo "unknown part: $p (init, shm, net, coll, netcoll, mem, floor)" >&2; exit 2 ;;
+    algo) part_algo ;;
+    *) echo "unknown part: $p (init, shm, net, coll, netcoll, mem, floor, algo)" >&2; exit 2 ;;
   esac
 done

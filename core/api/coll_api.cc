@@ -73,6 +73,7 @@ Status enqueue(const char* what, weft_comm_t* comm, void* stream, const void* se
   if (a.count == 0) return Status::ok();  // NCCL drops empty operations
   WEFT_ASSIGN_OR_RETURN(coll::AlgoChoice choice, coll::chooseAlgorithm(what, c, a.coll, a.type, a.count));
   a.algo = choice.algo;
+  a.doubling = choice.doubling;
   a.proto = choice.proto;
   a.channels = choice.channels;
   if (runtime::threadGroup().depth > 0) {

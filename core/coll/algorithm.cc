@@ -1,5 +1,6 @@
 #include "core/coll/algorithm.h"
 
+#include "core/base/log.h"
 #include "core/base/strings.h"
 #include "core/runtime/comm.h"
 #include "core/tune/select.h"
@@ -79,6 +80,33 @@ Result<AlgoChoice> hostTunerChoice(const char* what, runtime::Comm& comm, Coll c
 
 }  // namespace
 
+namespace {
+
+// CPU endpoints, AllReduce, no NCCL_ALGO and no tuner plugin: recursive doubling where
+// WEFT_HOST_ALGO and the cost model say so instead of `rule`'s Ring or Tree.
+bool pickDoubling(runtime::Comm& comm, size_t bytes, config::Algo rule) {
+  if (comm.hostDoubling < 0) {  // read once: this is on the path of every small allreduce
+    const std::string mode = comm.settings.string("WEFT_HOST_ALGO");
+    comm.hostDoubling = comm.settings.isSet("NCCL_ALGO") || mode == "nccl" ? 0 : mode == "doubling" ? 2 : 1;
+  }
+  if (comm.hostDoubling == 0) return false;
+  const HostAllReduceTimes t = hostAllReduceTimes(bytes, comm.nranks, comm.nNodes);
+  const double ruleTime = rule == config::Algo::kTree ? t.tree : t.ring;
+  // Across hosts the model's network constants are guesses: doubling only where latency rules.
+  const bool small = comm.nNodes == 1 || bytes <= kDoublingAcrossHostsMaxBytes;
+  const bool doubling = comm.hostDoubling == 2 || (small && t.doubling < ruleTime);
+  if (comm.rank == 0) {
+    WEFT_INFO(log::kTuning,
+              "AllReduce: %zu Bytes on %d ranks, %d hosts: CPU cost model Ring %.2f us, Tree %.2f us, RecursiveDoubling "
+              "%.2f us (WEFT_HOST_ALGO=%s) -> %s",
+              bytes, comm.nranks, comm.nNodes, t.ring, t.tree, t.doubling, comm.hostDoubling == 2 ? "doubling" : "auto",
+              doubling ? "RecursiveDoubling" : config::algoName(rule));
+  }
+  return doubling;
+}
+
+}  // namespace
+
 Result<AlgoChoice> chooseAlgorithm(const char* what, runtime::Comm& comm, Coll coll, weft_datatype_t type,
                                    size_t count) {
   bool perRank = countIsPerRank(coll);
@@ -93,6 +121,7 @@ Result<AlgoChoice> chooseAlgorithm(const char* what, runtime::Comm& comm, Coll c
     if (ring && tree) out.algo = comm.nNodes > 1 && bytes < kTreeBelowBytes ? config::Algo::kTree : config::Algo::kRing;
     else out.algo = ring ? config::Algo::kRing : config::Algo::kTree;
     if (comm.hostTuner) return hostTunerChoice(what, comm, coll, bytes, ring, tree, out.algo);
+    if (coll == Coll::kAllReduce) out.doubling = pickDoubling(comm, bytes, out.algo);
     return out;
   }
   return invalidUsage(strprintf("%s: Error : no algorithm/protocol available for function %s with datatype %s. NCCL_ALGO "

@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "core/base/status.h"
+#include "core/coll/host_cost.h"
 #include "core/coll/schedule.h"
 #include "core/config/values.h"
 #include "weft/weft.h"
@@ -23,12 +24,13 @@ inline constexpr size_t kTreeBelowBytes = size_t{512} << 10;
 
 // How a collective runs: its algorithm and its channel budget (0: one per 512 KiB, see run.h).
 struct AlgoChoice {
+  bool doubling = false;  // recursive doubling (schedule.h's doublingAllReduce); algo is then unused
   config::Algo algo = config::Algo::kRing;
   config::Proto proto = config::Proto::kSimple;  // NCCL's pick (emulated devices); data moves Simple
   int channels = 0;
 };
 
-// Ring or Tree for `coll` of `count` elements of `type` (per rank for AllGather and
+// Ring, Tree or recursive doubling for `coll` of `count` elements of `type` (per rank for AllGather and
 // ReduceScatter) on `comm`:
 //   - only AllReduce has a Tree schedule; every function has Ring;
 //   - emulated devices (comm.tuning): NCCL's choice (tune::choose, the tuner plugin included)
@@ -37,6 +39,9 @@ struct AlgoChoice {
 //   - CPU endpoints: NCCL_ALGO removes algorithms (see config::Selection); with both allowed, Tree
 //     when nNodes > 1 and the buffer is below kTreeBelowBytes, else Ring; a tuner plugin named by
 //     NCCL_TUNER_PLUGIN (comm.hostTuner) may override that pick and set the channel budget;
+//     with neither NCCL_ALGO nor a tuner plugin set, an AllReduce runs recursive doubling where
+//     the cost model (hostAllReduceTimes) finds it faster than that pick (WEFT_HOST_ALGO=auto),
+//     always (doubling) or never (nccl); rank 0 logs the model's times (NCCL_DEBUG_SUBSYS=TUNING);
 //   - nothing left is NCCL's error "no algorithm/protocol available for function F with datatype
 //     T. NCCL_ALGO was set to …" (invalid usage).
 // `what` prefixes errors. Every rank decides the same for the same call.

@@ -38,6 +38,7 @@ struct ChannelRun {
   std::vector<runtime::RecvConnection*> recvs;
   std::vector<int> sendPeers, recvPeers;  // the ranks of sends and recvs (for messages)
   size_t slotBytes = 0;  // the smallest step of its connections
+  bool stepPeers = false;  // its steps name their peer (Step::peer): a doubling lane
   size_t step = 0;  // current step
   size_t done = 0;  // elements of it moved
   // Receives the runner posts itself (Runner::postAhead): the next chunk to post, and how many
@@ -97,13 +98,14 @@ class Runner {
       size_t m = std::min(slotElems, s.count - ch.done);
       RecvSlots rslots{};
       SendSlots sslots{};
-      size_t nr = readsRecv(s.prim) ? ch.recvs.size() : 0;
-      size_t ns = writesSend(s.prim) ? ch.sends.size() : 0;
+      Conns<runtime::RecvConnection> rconns = stepConns(ch.recvs, s, readsRecv(s.prim));
+      Conns<runtime::SendConnection> sconns = stepConns(ch.sends, s, writesSend(s.prim));
+      size_t nr = rconns.n, ns = sconns.n;
       size_t left = (s.count - ch.done + slotElems - 1) / slotElems;
       for (size_t i = 0; i < nr; ++i) {
         size_t bytes = 0;
         bool last = false;
-        WEFT_ASSIGN_OR_RETURN(rslots[i], ch.recvs[i]->peek(&bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
+        WEFT_ASSIGN_OR_RETURN(rslots[i], rconns.at[i]->peek(&bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
         if (rslots[i] == nullptr) return moved;
         if (bytes != m * elt_)
           return internalError(strprintf("channel %d, %s: a step of %zu bytes arrived where %zu were expected (do all "
@@ -111,16 +113,16 @@ class Runner {
                                          ch.channel, primName(s.prim), bytes, m * elt_));
       }
       for (size_t i = 0; i < ns; ++i) {
-        WEFT_ASSIGN_OR_RETURN(sslots[i], ch.sends[i]->acquire());
+        WEFT_ASSIGN_OR_RETURN(sslots[i], sconns.at[i]->acquire());
         if (sslots[i] == nullptr) return moved;
       }
-      if (nr > 0 && ch.recvs[0]->peekedRemote() && s.prim != Prim::kRecv && s.prim != Prim::kRecvCopySend)
+      if (nr > 0 && rconns.at[0]->peekedRemote() && s.prim != Prim::kRecv && s.prim != Prim::kRecvCopySend)
         return internalError(strprintf("channel %d, %s: a step in the sender's memory arrived where a slot was expected",
                                        ch.channel, primName(s.prim)));
-      WEFT_ASSIGN_OR_RETURN(Sent sent, apply(s, ch.done, m, ch.recvs, rslots, nr, sslots));
+      WEFT_ASSIGN_OR_RETURN(Sent sent, apply(s, ch.done, m, rconns.at[0], rslots, nr, sslots));
       if (sent.unread) return moved;  // the step stays peeked (its sender's process is gone)
-      for (size_t i = 0; i < ns; ++i) WEFT_TRY(send(*ch.sends[i], sslots[i], sent, m * elt_));
-      for (size_t i = 0; i < nr; ++i) WEFT_TRY(ch.recvs[i]->release());
+      for (size_t i = 0; i < ns; ++i) WEFT_TRY(send(*sconns.at[i], sslots[i], sent, m * elt_));
+      for (size_t i = 0; i < nr; ++i) WEFT_TRY(rconns.at[i]->release());
       if (nr > 0) ++ch.takenChunks;
       moved = true;
       ch.done += m;
@@ -136,7 +138,27 @@ class Runner {
   // Whether the runner posts `ch`'s receives itself (postAhead): a large collective on a lane
   // with one receive connection that takes them (a net plugin's).
   bool drives(const ChannelRun& ch) const {
-    return fromUser_ && ch.recvs.size() == 1 && ch.recvs[0]->postsInto();
+    return fromUser_ && !ch.stepPeers && ch.recvs.size() == 1 && ch.recvs[0]->postsInto();
+  }
+
+  // The connections a step uses: all of the lane's, or the one its `peer` names; none where the
+  // primitive does not use that side.
+  template <class C>
+  struct Conns {
+    std::array<C*, kMaxPeers> at{};
+    size_t n = 0;
+  };
+  template <class C>
+  static Conns<C> stepConns(const std::vector<C*>& all, const Step& s, bool used) {
+    Conns<C> out;
+    if (!used) return out;
+    if (s.peer >= 0) {
+      out.at[0] = all[static_cast<size_t>(s.peer)];
+      out.n = 1;
+      return out;
+    }
+    for (C* c : all) out.at[out.n++] = c;
+    return out;
   }
 
   // Posts the receives of the lane's next chunks, up to kSteps ahead: those whose bytes only go
@@ -171,9 +193,20 @@ class Runner {
   char* out(const Step& s, size_t done) const { return static_cast<char*>(a_.recv) + (s.out + done) * elt_; }
 
   // local (+) every received slot, in order, into dst; the last reduction applies the post-op
-  // (kRecvReduceSend leaves it to the root) and only the first scales the local input.
-  void reduceAll(void* dst, const void* local, const RecvSlots& r, size_t nr, size_t m, bool post) const {
-    for (size_t i = 0; i < nr; ++i) reduceInto(a_.op, dst, i == 0 ? local : dst, r[i], m, i == 0, post && i + 1 == nr);
+  // (kRecvReduceSend leaves it to the root) and only the first scales the local input (`pre`:
+  // the user's input, not a partial result). `remoteFirst` (one slot): received (+) local.
+  void reduceAll(void* dst, const void* local, const RecvSlots& r, size_t nr, size_t m, bool post, bool pre = true,
+                 bool remoteFirst = false) const {
+    if (remoteFirst && nr == 1) {
+      // The operator scales its first operand: scale the local input on its own first.
+      if (pre && a_.op.kind == RedKind::kPreMulSum) {
+        copyWith(a_.op, dst, local, m, true, false);
+        local = dst;
+      }
+      reduceInto(a_.op, dst, r[0], local, m, false, post);
+      return;
+    }
+    for (size_t i = 0; i < nr; ++i) reduceInto(a_.op, dst, i == 0 ? local : dst, r[i], m, pre && i == 0, post && i + 1 == nr);
   }
 
   // What a step's sends carry: `data`, which is in the user's buffers (`user`: it stays put
@@ -194,20 +227,26 @@ class Runner {
   // same bytes (a tree forwards one result to all its children). A received step is copied out
   // of its slot (or the sender's memory, RecvConnection::copyOut) into the output first, so a
   // forward goes from the output; where postAhead had it land in the output, nothing is copied.
-  Result<Sent> apply(const Step& s, size_t done, size_t m, const std::vector<runtime::RecvConnection*>& recvs,
-                     const RecvSlots& r, size_t nr, const SendSlots& w) const {
+  // Steps that name their peer (doubling) rewrite the output after sending from it: they always
+  // send through the slots, never from the caller's buffers.
+  Result<Sent> apply(const Step& s, size_t done, size_t m, runtime::RecvConnection* recv, const RecvSlots& r, size_t nr,
+                     const SendSlots& w) const {
     size_t bytes = m * elt_;
     switch (s.prim) {
       case Prim::kSend:
+        if (s.fromOutput) {  // a partial result: already scaled
+          std::memcpy(w[0], out(s, done), bytes);
+          return Sent{w[0], false};
+        }
         // The input goes as it is unless the operator scales it first (PreMulSum).
-        if (fromUser_ && a_.op.kind != RedKind::kPreMulSum) return Sent{in(s, done), true};
+        if (fromUser_ && s.peer < 0 && a_.op.kind != RedKind::kPreMulSum) return Sent{in(s, done), true};
         copyWith(a_.op, w[0], in(s, done), m, true, false);
         return Sent{w[0], false};
       case Prim::kCopySend:
         copyBytes(out(s, done), in(s, done), bytes);
         return Sent{in(s, done), true};
       case Prim::kRecv:
-        return copyIn(*recvs[0], out(s, done), r[0], bytes);
+        return copyIn(*recv, out(s, done), r[0], bytes);
       case Prim::kRecvReduceSend:
         reduceAll(w[0], in(s, done), r, nr, m, false);
         return Sent{w[0], false};
@@ -215,9 +254,10 @@ class Runner {
         reduceAll(out(s, done), in(s, done), r, nr, m, true);
         return Sent{out(s, done), true};
       case Prim::kRecvCopySend:
-        return copyIn(*recvs[0], out(s, done), r[0], bytes);
+        return copyIn(*recv, out(s, done), r[0], bytes);
       case Prim::kRecvReduceCopy:
-        reduceAll(out(s, done), in(s, done), r, nr, m, true);
+        reduceAll(out(s, done), s.fromOutput ? out(s, done) : in(s, done), r, nr, m, !s.partial, !s.fromOutput,
+                  s.remoteFirst);
         return Sent{};
     }
     return Sent{};
@@ -298,6 +338,7 @@ TreeView treeView(const Comm& comm, int c) {
 
 // The lanes of channel c: one ring lane, or a tree's.
 std::vector<Lane> lanesOf(const Comm& comm, const CollArgs& a, const ScheduleArgs& sa, int c, Part part) {
+  if (a.doubling) return {doublingAllReduce(sa, comm.rank, comm.nranks, part)};
   if (a.algo == config::Algo::kTree) return treeAllReduce(sa, treeView(comm, c), part);
   Lane ring;
   ring.recvFrom = {comm.channels.ringPrevOf(c, comm.rank)};
@@ -313,7 +354,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   ScheduleArgs sa;
   sa.coll = a.coll;
   sa.countPerRank = a.count;
-  bool stepChunks = a.algo == config::Algo::kTree || a.coll == Coll::kBroadcast || a.coll == Coll::kReduce;
+  bool stepChunks = a.doubling || a.algo == config::Algo::kTree || a.coll == Coll::kBroadcast || a.coll == Coll::kReduce;
   sa.chunkElems = std::max<size_t>(1, comm.stepSize * (stepChunks ? 1 : kRingChunkSteps) / elt);
   sa.alignElems = std::max<size_t>(1, 16 / elt);
   sa.root = a.root;
@@ -334,6 +375,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
       r.slotBytes = SIZE_MAX;
       r.sendPeers = lane.sendTo;
       r.recvPeers = lane.recvFrom;
+      r.stepPeers = std::any_of(r.steps.begin(), r.steps.end(), [](const Step& s) { return s.peer >= 0; });
       for (int peer : lane.sendTo) {
         auto it = comm.sends.find({0, c, peer});
         if (it == comm.sends.end())
@@ -366,6 +408,7 @@ struct PlanCache {
     weft_datatype_t type = weftInt8;
     int root = 0;
     config::Algo algo = config::Algo::kRing;
+    bool doubling = false;
     int channels = 0;
     uint64_t connEpoch = 0;
     bool operator==(const Key&) const = default;
@@ -380,7 +423,7 @@ struct PlanCache {
 Result<std::vector<ChannelRun>*> cachedPlan(Comm& comm, const CollArgs& a, bool* allShm) {
   if (!comm.collCache) comm.collCache = std::make_shared<PlanCache>();
   auto* cache = static_cast<PlanCache*>(comm.collCache.get());
-  PlanCache::Key key{a.coll, a.count, a.type, a.root, a.algo, a.channels, comm.connEpoch};
+  PlanCache::Key key{a.coll, a.count, a.type, a.root, a.algo, a.doubling, a.channels, comm.connEpoch};
   if (cache->valid && cache->key == key) {
     for (ChannelRun& r : cache->runs) r.rewind();
   } else {
@@ -390,11 +433,11 @@ Result<std::vector<ChannelRun>*> cachedPlan(Comm& comm, const CollArgs& a, bool*
     cache->valid = true;
   }
   if (comm.rank == 0 && cache->nParts > 0) {
-    // NCCL's line (enqueue.cc, rank 0), with its upper-case names.
-    static const char* const kAlgo[] = {"TREE", "RING"};
+    // NCCL's line (enqueue.cc, rank 0), with its upper-case names (and weft's RECURSIVE_DOUBLING).
     static const char* const kProto[] = {"LL", "LL128", "SIMPLE"};
+    const char* algo = a.doubling ? "RECURSIVE_DOUBLING" : a.algo == config::Algo::kTree ? "TREE" : "RING";
     WEFT_INFO(log::kTuning, "%s: %zu Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%zu}",
-              config::funcName(funcOf(a.coll)), a.count * typeSize(a.type), kAlgo[a.algo == config::Algo::kTree ? 0 : 1],
+              config::funcName(funcOf(a.coll)), a.count * typeSize(a.type), algo,
               kProto[static_cast<int>(a.proto)], cache->nParts - 1);
   }
   *allShm = cache->allShm;
@@ -486,33 +529,42 @@ Result<bool> pass(Active& act) {
 // NCCL connects an algorithm's peers when it is first used (runtime connect): here the tree peers
 // of every channel, for each communicator whose first Tree collective is among `tasks`. Every
 // rank gets here with the same call, so both sides of each connection ask for it.
-Status connectTrees(std::span<const CollTask> tasks) {
+// The same for recursive doubling's peers (doublingPeers) at a communicator's first doubling
+// collective.
+Status connectAlgorithm(std::span<const CollTask> tasks, bool doubling) {
   std::vector<runtime::ConnectRequest> reqs;
   std::vector<Comm*> comms;
   for (const CollTask& t : tasks) {
     Comm& c = *t.comm;
-    if (t.args.algo != config::Algo::kTree || c.treesConnected || c.nranks == 1 ||
-        std::find(comms.begin(), comms.end(), &c) != comms.end())
-      continue;
+    bool uses = doubling ? t.args.doubling : !t.args.doubling && t.args.algo == config::Algo::kTree;
+    bool done = doubling ? c.doublingConnected : c.treesConnected;
+    if (!uses || done || c.nranks == 1 || std::find(comms.begin(), comms.end(), &c) != comms.end()) continue;
     comms.push_back(&c);
     for (int ch = 0; ch < c.channels.nChannels; ++ch) {
-      TreeView v = treeView(c, ch);
-      if (v.up >= 0) v.down.push_back(v.up);
-      for (int peer : v.down) {
+      std::vector<int> peers;
+      if (doubling) {
+        peers = doublingPeers(c.rank, c.nranks);
+      } else {
+        TreeView v = treeView(c, ch);
+        peers = v.down;
+        if (v.up >= 0) peers.push_back(v.up);
+      }
+      for (int peer : peers) {
         if (c.sends.count({0, ch, peer}) == 0) reqs.push_back({&c, 0, ch, peer, true});
         if (c.recvs.count({0, ch, peer}) == 0) reqs.push_back({&c, 0, ch, peer, false});
       }
     }
   }
   if (comms.empty()) return Status::ok();
+  const char* what = doubling ? "recursive doubling" : "the trees";
   if (Status s = runtime::connectAll(reqs); !s.isOk()) {
-    s = std::move(s).withContext("connecting the trees");
+    s = std::move(s).withContext(strprintf("connecting %s", what));
     for (Comm* c : comms) (void)failOn(*c, s);
     return s;
   }
   for (Comm* c : comms) {
-    c->treesConnected = true;
-    WEFT_INFO(log::kInit, "Connected all trees");
+    (doubling ? c->doublingConnected : c->treesConnected) = true;
+    WEFT_INFO(log::kInit, "Connected all %s", doubling ? "recursive doubling peers" : "trees");
   }
   return Status::ok();
 }
@@ -534,12 +586,16 @@ std::string whereStuck(const Active& act) {
       for (int r : v) out += (out.empty() ? "" : ",") + std::to_string(r);
       return out;
     };
-    Prim p = ch.steps[ch.step].prim;
+    const Step& st = ch.steps[ch.step];
+    Prim p = st.prim;
+    auto peersOf = [&](const std::vector<int>& all) {  // a step that names its peer uses that one
+      return st.peer >= 0 ? std::vector<int>{all[static_cast<size_t>(st.peer)]} : all;
+    };
     where += strprintf("%schannel %d at step %zu of %zu (%s)", where.empty() ? "" : "; ", ch.channel, ch.step + 1,
                        ch.steps.size(), primName(p));
-    if (readsRecv(p) && !ch.recvPeers.empty()) where += " receiving from rank " + ranks(ch.recvPeers);
+    if (readsRecv(p) && !ch.recvPeers.empty()) where += " receiving from rank " + ranks(peersOf(ch.recvPeers));
     if (writesSend(p) && !ch.sendPeers.empty())
-      where += std::string(readsRecv(p) ? " and" : "") + " sending to rank " + ranks(ch.sendPeers);
+      where += std::string(readsRecv(p) ? " and" : "") + " sending to rank " + ranks(peersOf(ch.sendPeers));
   }
   return where.empty() ? "its last sends to leave" : where;
 }
@@ -562,7 +618,8 @@ Status checkProgress(std::span<Active> acts, const runtime::Waiter& waiter) {
 }
 
 Status runCollectives(std::span<const CollTask> tasks) {
-  WEFT_TRY(connectTrees(tasks));
+  WEFT_TRY(connectAlgorithm(tasks, false));
+  WEFT_TRY(connectAlgorithm(tasks, true));
   // A single collective (the common call) keeps its state on the stack.
   Active one;
   std::vector<Active> many(tasks.size() > 1 ? tasks.size() : 0);

@@ -25,6 +25,7 @@ struct CollArgs {
   RedOp op{};        // reductions only
   int root = 0;      // broadcast, reduce
   config::Algo algo = config::Algo::kRing;  // kRing or kTree (AllReduce), see algorithm.h
+  bool doubling = false;  // AllReduce by recursive doubling (CPU endpoints, algorithm.h); algo is then unused
   config::Proto proto = config::Proto::kSimple;  // what NCCL would use (logged); host memory moves Simple
   int channels = 0;  // channel budget (NCCL's nMaxChannels); 0: channelsFor
   uint64_t seq = 0;  // the communicator's count of collectives called, this one included (0: unnumbered)

@@ -16,6 +16,9 @@ class Builder {
   void add(Prim p, size_t in, size_t out, size_t count) {
     if (count > 0) out_.push_back({p, in, out, count});
   }
+  void add(const Step& s) {
+    if (s.count > 0) out_.push_back(s);
+  }
 
  private:
   std::vector<Step>& out_;
@@ -140,6 +143,87 @@ std::vector<Lane> treeAllReduce(const ScheduleArgs& args, const TreeView& tree, 
   lanes.push_back({up, leaf ? std::vector<int>{} : tree.down, {}});
   chunks(lanes.back(), leaf ? Prim::kRecv : Prim::kRecvCopySend);
   return lanes;
+}
+
+namespace {
+
+// Recursive doubling's ranks: p = 2^k <= n take part in the rounds; the first 2(n−p) ranks fold
+// in pairs (the odd one takes part as virtual rank rank/2), the others are virtual rank rank−(n−p).
+struct Doubling {
+  int p = 1;
+  int extra = 0;  // n − p
+  int fold(int rank) const { return rank < 2 * extra ? (rank % 2 == 0 ? rank + 1 : rank - 1) : -1; }
+  bool folded(int rank) const { return rank < 2 * extra && rank % 2 == 0; }
+  int virt(int rank) const { return rank < 2 * extra ? rank / 2 : rank - extra; }
+  int real(int v) const { return v < extra ? 2 * v + 1 : v + extra; }
+};
+
+Doubling doublingOf(int nranks) {
+  Doubling d;
+  while (d.p * 2 <= nranks) d.p *= 2;
+  d.extra = nranks - d.p;
+  return d;
+}
+
+}  // namespace
+
+std::vector<int> doublingPeers(int rank, int nranks) {
+  std::vector<int> peers;
+  if (nranks < 2) return peers;
+  Doubling d = doublingOf(nranks);
+  if (d.fold(rank) >= 0) peers.push_back(d.fold(rank));
+  if (d.folded(rank)) return peers;
+  for (int mask = 1; mask < d.p; mask <<= 1) peers.push_back(d.real(d.virt(rank) ^ mask));
+  return peers;
+}
+
+Lane doublingAllReduce(const ScheduleArgs& args, int rank, int nranks, Part part) {
+  Lane lane;
+  if (nranks < 2 || part.count == 0) return lane;
+  const Doubling d = doublingOf(nranks);
+  lane.recvFrom = lane.sendTo = doublingPeers(rank, nranks);
+  const int fold = d.fold(rank);
+  const int v = d.virt(rank);
+  Builder b(lane.steps);
+  for (size_t off = 0; off < part.count; off += args.chunkElems) {
+    const size_t base = part.offset + off;
+    const size_t m = std::min(args.chunkElems, part.count - off);
+    auto step = [&](Prim p, int peer) {
+      Step s{p, base, base, m};
+      s.peer = peer;
+      return s;
+    };
+    if (d.folded(rank)) {  // my input to the odd rank above, the result back from it
+      b.add(step(Prim::kSend, 0));
+      b.add(step(Prim::kRecv, 0));
+      continue;
+    }
+    int at = 0;  // the peer's index
+    bool have = false;  // the output holds my partial result
+    if (fold >= 0) {
+      Step s = step(Prim::kRecvReduceCopy, at++);
+      s.remoteFirst = s.partial = true;  // the even rank is below me; the rounds follow
+      b.add(s);
+      have = true;
+    }
+    for (int mask = 1; mask < d.p; mask <<= 1, ++at) {
+      Step send = step(Prim::kSend, at);
+      send.fromOutput = have;
+      b.add(send);
+      Step reduce = step(Prim::kRecvReduceCopy, at);
+      reduce.fromOutput = have;
+      reduce.remoteFirst = (v ^ mask) < v;  // the lower virtual rank's ranks come first
+      reduce.partial = mask * 2 < d.p;
+      b.add(reduce);
+      have = true;
+    }
+    if (fold >= 0) {
+      Step back = step(Prim::kSend, 0);
+      back.fromOutput = true;
+      b.add(back);
+    }
+  }
+  return lane;
 }
 
 std::vector<Part> channelParts(size_t count, size_t eltSize, int trafficPerByte, int taskChannels, int commChannels) {

@@ -32,6 +32,13 @@ struct Step {
   size_t in = 0;     // element offset in the input buffer (primitives that read local input)
   size_t out = 0;    // element offset in the output buffer (primitives that write output)
   size_t count = 0;  // elements
+  // What doublingAllReduce adds: its one lane talks to its peers in turn and builds the result in
+  // the output over several steps. Ring and tree steps keep the defaults.
+  int peer = -1;             // the one peer of the lane (index in recvFrom and sendTo) this step uses; -1: all
+  bool fromOutput = false;   // the local operand (sent or reduced) is the output at `out`: a partial
+                             // result, already pre-scaled (PreMulSum) and never sent from there
+  bool remoteFirst = false;  // reduce received (+) local, not local (+) received: operands in rank order
+  bool partial = false;      // not the element's last reduction: the post-op (SumPostDiv) waits
 };
 
 // My place in one channel's ring: userRanks[i] is the rank i hops downstream (userRanks[0] is me),
@@ -80,6 +87,19 @@ struct Lane {
 // parent, write the output, forward to the children); the root does both in one
 // recvReduceCopySend from and to its children. Empty for a tree of one rank.
 std::vector<Lane> treeAllReduce(const ScheduleArgs& args, const TreeView& tree, Part part);
+
+// Recursive doubling AllReduce on one channel, weft's own (CPU endpoints, small buffers): log2(p)
+// rounds in which rank pairs at distance 1, 2, 4, … in the p = 2^k ranks that take part swap their
+// partial results and each reduces both, with the non-power-of-two fold (MPICH's): the first
+// 2(n−p) ranks pair up, each even one hands its input to the odd one above it before the rounds
+// and gets the result back after them. On 2 ranks: one exchange. Every reduction puts the lower
+// ranks' operand first, so every rank computes the same expression and ends with the same bits
+// (floating point too). Chunk by chunk (args.chunkElems: one step), one lane whose steps name
+// their peer; empty for one rank.
+Lane doublingAllReduce(const ScheduleArgs& args, int rank, int nranks, Part part);
+
+// The ranks `rank` exchanges with in doublingAllReduce, in the order of the schedule.
+std::vector<int> doublingPeers(int rank, int nranks);
 
 // NCCL's "continuous byte distribution" of one collective over channels (scheduleCollTasksToPlan
 // with the collective alone in its plan): `count` elements of `eltSize` bytes cut into cells of

@@ -226,6 +226,7 @@ void Comm::noteGoodbye(int peer, uint64_t collectives) {
   {
     std::lock_guard<std::mutex> lock(departedMutex);
     departed[peer] = collectives;
+    anyDeparted.store(true);
   }
   uint64_t seq = collRunning.load();
   if (seq > collectives) failLocally(leftBefore(peer, collectives, seq, collRunningName.load()));
@@ -234,6 +235,8 @@ void Comm::noteGoodbye(int peer, uint64_t collectives) {
 Status Comm::startCollective(uint64_t seq, const char* name) {
   collRunningName.store(name);
   collRunning.store(seq);
+  // Every collective passes here: no lock while no peer has left (the common case).
+  if (!anyDeparted.load()) return Status::ok();
   std::lock_guard<std::mutex> lock(departedMutex);
   for (const auto& [peer, collectives] : departed)
     if (collectives < seq) {

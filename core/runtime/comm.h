@@ -109,6 +109,11 @@ class Comm {
   uint64_t connEpoch = 0;        // bumped whenever sends/recvs change (plans cached on them)
   std::shared_ptr<void> collCache;  // core/coll's last plan on this communicator (run.cc)
   bool treesConnected = false;  // tree peers are connected at the first Tree collective
+  bool doublingConnected = false;  // recursive doubling's peers, at the first such collective
+  // CPU endpoints: how allreduce picks recursive doubling (core/coll/algorithm.cc reads
+  // WEFT_HOST_ALGO and NCCL_ALGO once, at the first allreduce): -1 not read yet, 0 never, 1 by
+  // the cost model, 2 always.
+  int hostDoubling = -1;
   std::atomic<uint64_t> opCount{0};  // collectives called (NCCL's opCount in its COLL line; read by `weft status`)
   std::chrono::seconds opTimeout{0};  // WEFT_OP_TIMEOUT: an operation without progress this long fails (0: never)
   // The collective running now: its number (opCount when it was called, 1-based; 0: none) and
@@ -118,6 +123,9 @@ class Comm {
   // Ranks that left in order (finalize/destroy), with the number of collectives each called.
   std::mutex departedMutex;
   std::map<int, uint64_t> departed;
+  // Set (seq_cst) once `departed` has an entry: startCollective skips the lock until then. With
+  // collRunning it forms a Dekker pair: a goodbye and a starting collective see one another.
+  std::atomic<bool> anyDeparted{false};
 
   // State. `stop` ends every wait (abort, or a failure anywhere); `error` says why.
   std::atomic<bool> stop{false};

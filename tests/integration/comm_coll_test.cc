@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -305,6 +306,27 @@ uint64_t hashBytes(const void* p, size_t n) {
   return h;
 }
 
+// Floats whose sum depends on the order of the additions, `count` of them: allreduced twice, the
+// same bits on every rank and in both runs.
+int sameBitsEverywhere(weft_comm_t* comm, int rank, int n, size_t count) {
+  std::vector<float> in(count), r1(count), r2(count);
+  for (size_t i = 0; i < count; ++i)
+    in[i] = static_cast<float>(std::sin(static_cast<double>(i * 7 + static_cast<size_t>(rank) * 13))) * 1e3f;
+  RANK_OK(weft_allreduce(in.data(), r1.data(), count, weftFloat32, weftSum, comm, nullptr));
+  RANK_OK(weft_allreduce(in.data(), r2.data(), count, weftFloat32, weftSum, comm, nullptr));
+  RANK_CHECK(std::memcmp(r1.data(), r2.data(), count * sizeof(float)) == 0, "rank %d: two runs differ", rank);
+  // Every rank's result hash to rank 0 (point-to-point: NCCL_ALGO does not apply to it).
+  uint64_t mine = hashBytes(r1.data(), count * sizeof(float));
+  std::vector<uint64_t> all(static_cast<size_t>(n), mine);
+  RANK_OK(weft_group_start());
+  if (rank != 0) RANK_OK(weft_send(&mine, 1, weftUint64, 0, comm, nullptr));
+  for (int r = 1; rank == 0 && r < n; ++r) RANK_OK(weft_recv(&all[static_cast<size_t>(r)], 1, weftUint64, r, comm, nullptr));
+  RANK_OK(weft_group_end());
+  for (int r = 0; r < n; ++r)
+    RANK_CHECK(all[static_cast<size_t>(r)] == mine, "rank %d's result differs from rank 0's", r);
+  return 0;
+}
+
 TEST_P(CommCollectivesTree, AllReduceOverTheTreesEveryTypeAndOp) {
   JobSpec spec;
   spec.nranks = GetParam();
@@ -319,29 +341,73 @@ TEST_P(CommCollectivesTree, AllReduceOverTheTreesEveryTypeAndOp) {
     RANK_CHECK(std::strstr(weft_last_error(), "no algorithm/protocol available for function Broadcast with datatype "
                                               "ncclFloat32. NCCL_ALGO was set to Tree.") != nullptr,
                "%s", weft_last_error());
-    // Floats whose sum depends on the order of the additions: twice, the same bits everywhere.
-    const size_t count = 300007;
-    std::vector<float> in(count), r1(count), r2(count);
-    for (size_t i = 0; i < count; ++i)
-      in[i] = static_cast<float>(std::sin(static_cast<double>(i * 7 + static_cast<size_t>(rank) * 13))) * 1e3f;
-    RANK_OK(weft_allreduce(in.data(), r1.data(), count, weftFloat32, weftSum, comm, nullptr));
-    RANK_OK(weft_allreduce(in.data(), r2.data(), count, weftFloat32, weftSum, comm, nullptr));
-    RANK_CHECK(std::memcmp(r1.data(), r2.data(), count * sizeof(float)) == 0, "rank %d: two runs differ", rank);
-    // Every rank's result hash to rank 0 (point-to-point: NCCL_ALGO does not apply to it).
-    uint64_t mine = hashBytes(r1.data(), count * sizeof(float));
-    std::vector<uint64_t> all(static_cast<size_t>(n), mine);
-    RANK_OK(weft_group_start());
-    if (rank != 0) RANK_OK(weft_send(&mine, 1, weftUint64, 0, comm, nullptr));
-    for (int r = 1; rank == 0 && r < n; ++r) RANK_OK(weft_recv(&all[static_cast<size_t>(r)], 1, weftUint64, r, comm, nullptr));
-    RANK_OK(weft_group_end());
-    for (int r = 0; r < n; ++r)
-      RANK_CHECK(all[static_cast<size_t>(r)] == mine, "rank %d's result differs from rank 0's", r);
-    return 0;
+    return sameBitsEverywhere(comm, rank, n, 300007);
   });
 }
 
 INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesTree, ::testing::Values(1, 2, 3, 4, 5, 8),
                          [](const auto& p) { return std::to_string(p.param) + "ranks"; });
+
+// WEFT_HOST_ALGO=doubling: allreduce by recursive doubling at every size (the cost model picks it
+// only for small buffers), every case: one exchange on 2 ranks, the fold on 3, 5 and 8's
+// neighbours; results are the same bits on every rank (each reduction puts the lower ranks'
+// operand first), also for a buffer of several chunks.
+class CommCollectivesDoubling : public ::testing::TestWithParam<int> {};
+
+TEST_P(CommCollectivesDoubling, AllReduceByRecursiveDoublingEveryTypeAndOp) {
+  JobSpec spec;
+  spec.nranks = GetParam();
+  spec.deadline = std::chrono::seconds(300);
+  spec.env[-1]["WEFT_HOST_ALGO"] = "doubling";
+  expectCommJob(spec, [](weft_comm_t* comm, int rank, int n) {
+    if (allCases(comm, rank, n, true) != 0) return 1;
+    if (sameBitsEverywhere(comm, rank, n, 5) != 0) return 1;
+    return sameBitsEverywhere(comm, rank, n, 300007);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(OneHost, CommCollectivesDoubling, ::testing::Values(1, 2, 3, 4, 5, 6, 7, 8),
+                         [](const auto& p) { return std::to_string(p.param) + "ranks"; });
+
+// The algorithm of an allreduce on CPU endpoints as rank 0's TUNING lines show it: recursive
+// doubling for 8 bytes (the cost model's pick), Ring for 1 MiB; NCCL_ALGO=Ring and
+// WEFT_HOST_ALGO=nccl keep Ring at every size.
+std::string tuningOfRankZero(const std::map<std::string, std::string>& env) {
+  JobSpec spec;
+  spec.nranks = 4;
+  spec.deadline = std::chrono::seconds(60);
+  spec.env[-1] = env;
+  spec.env[-1]["NCCL_DEBUG"] = "INFO";
+  spec.env[-1]["NCCL_DEBUG_SUBSYS"] = "TUNING";
+  auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 4, id, rank));
+    std::vector<float> v(size_t{1} << 18, 1.0f);
+    for (size_t count : {size_t{2}, v.size()}) {
+      RANK_OK(weft_allreduce(v.data(), v.data(), count, weftFloat32, weftSum, comm, nullptr));
+      RANK_CHECK(v[0] == (count == 2 ? 4.0f : 16.0f), "rank %d: %zu floats: %g", rank, count, double(v[0]));
+    }
+    RANK_OK(weft_comm_destroy(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  return out.empty() ? "" : out[0].output;
+}
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+TEST(CommAlgorithmChoice, SmallAllReducesRunRecursiveDoublingUnlessNcclAlgoIsSet) {
+  std::string picked = tuningOfRankZero({});
+  EXPECT_TRUE(has(picked, "AllReduce: 8 Bytes on 4 ranks, 1 hosts: CPU cost model Ring ")) << picked;
+  EXPECT_TRUE(has(picked, "AllReduce: 8 Bytes -> Algo RECURSIVE_DOUBLING proto SIMPLE")) << picked;
+  EXPECT_TRUE(has(picked, "AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE")) << picked;
+  for (auto env : {std::map<std::string, std::string>{{"NCCL_ALGO", "Ring"}},
+                   std::map<std::string, std::string>{{"WEFT_HOST_ALGO", "nccl"}}}) {
+    std::string ring = tuningOfRankZero(env);
+    EXPECT_TRUE(has(ring, "AllReduce: 8 Bytes -> Algo RING proto SIMPLE")) << ring;
+    EXPECT_FALSE(has(ring, "RECURSIVE_DOUBLING")) << ring;
+  }
+}
 
 // NCCL_BUFFSIZE below the default: the ring chunk is 4 of its steps (NCCL's stepSize *
 // chunkSteps), so a primitive never needs more than the 8 slots its peer can free. A chunk fixed

@@ -8,8 +8,10 @@
 #include <deque>
 #include <map>
 #include <numeric>
+#include <string>
 #include <vector>
 
+#include "core/coll/host_cost.h"
 #include "core/coll/schedule.h"
 
 namespace weft::coll {
@@ -321,6 +323,149 @@ INSTANTIATE_TEST_SUITE_P(
                       // child nodes (arity 3), tree roots with 2 children.
                       TreeShape{"arity3", {-1, 0, 0, 0, 1, 2, 3, 6}}, TreeShape{"binary7", {-1, 0, 0, 1, 1, 2, 2}}),
     [](const auto& p) { return std::string(p.param.name); });
+
+// ---- Recursive doubling allreduce --------------------------------------------------------
+// Simulated over expressions instead of numbers: an element is the text of the reduction that
+// made it ("((0+1)+2)"), so the simulation sees operand order and bracketing, which decide the
+// bits of a floating-point result. Every rank must end with the same text, every rank's input
+// in it once in rank order, and the post-op ('!') applied once, last.
+
+struct ExprRank {
+  std::vector<std::string> in, out;
+  Lane lane;
+  size_t next = 0;
+};
+
+bool simulateDoubling(std::vector<ExprRank>& ranks, std::string* why) {
+  const int n = static_cast<int>(ranks.size());
+  std::map<std::pair<int, int>, std::deque<std::vector<std::string>>> edge;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < n; ++r) {
+      ExprRank& k = ranks[static_cast<size_t>(r)];
+      while (k.next < k.lane.steps.size()) {
+        const Step& s = k.lane.steps[k.next];
+        if (s.peer < 0 || static_cast<size_t>(s.peer) >= k.lane.recvFrom.size()) {
+          *why = "rank " + std::to_string(r) + " step without a peer";
+          return false;
+        }
+        const int peer = k.lane.recvFrom[static_cast<size_t>(s.peer)];
+        const bool recv = s.prim == Prim::kRecv || s.prim == Prim::kRecvReduceCopy;
+        auto& q = edge[{peer, r}];
+        if (recv && q.empty()) break;
+        const std::vector<std::string>& src = s.fromOutput ? k.out : k.in;
+        std::vector<std::string> local(src.begin() + static_cast<long>(s.fromOutput ? s.out : s.in),
+                                       src.begin() + static_cast<long>((s.fromOutput ? s.out : s.in) + s.count));
+        if (s.prim == Prim::kSend) {
+          edge[{r, k.lane.sendTo[static_cast<size_t>(s.peer)]}].push_back(local);
+        } else if (recv) {
+          std::vector<std::string> got = q.front();
+          q.pop_front();
+          if (got.size() != s.count) {
+            *why = "rank " + std::to_string(r) + " met a send of another size from rank " + std::to_string(peer);
+            return false;
+          }
+          for (size_t i = 0; i < s.count; ++i) {
+            std::string v = got[i];
+            if (s.prim == Prim::kRecvReduceCopy) {
+              v = "(" + (s.remoteFirst ? got[i] + "+" + local[i] : local[i] + "+" + got[i]) + ")";
+              if (!s.partial) v += "!";
+            }
+            k.out[s.out + i] = v;
+          }
+        } else {
+          *why = std::string("unexpected primitive ") + primName(s.prim);
+          return false;
+        }
+        ++k.next;
+        moved = true;
+      }
+    }
+  }
+  for (int r = 0; r < n; ++r)
+    if (ranks[static_cast<size_t>(r)].next != ranks[static_cast<size_t>(r)].lane.steps.size()) {
+      *why = "rank " + std::to_string(r) + " is stuck";
+      return false;
+    }
+  for (auto& [e, q] : edge)
+    if (!q.empty()) {
+      *why = "data left on edge " + std::to_string(e.first) + " -> " + std::to_string(e.second);
+      return false;
+    }
+  return true;
+}
+
+class DoublingSchedules : public ::testing::TestWithParam<int> {};
+
+TEST_P(DoublingSchedules, EveryRankEndsWithTheSameExpressionInRankOrder) {
+  const int n = GetParam();
+  std::string order;  // "0+1+…+n-1"
+  for (int r = 0; r < n; ++r) order += (r ? "+" : "") + std::to_string(r);
+  for (size_t count : {size_t{1}, size_t{7}, size_t{100}}) {
+    std::vector<ExprRank> ranks(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      ExprRank& k = ranks[static_cast<size_t>(r)];
+      k.in.assign(count, std::to_string(r));
+      k.out.assign(count, "?");
+      ScheduleArgs a;
+      a.chunkElems = 16;
+      k.lane = doublingAllReduce(a, r, n, Part{0, count});
+      EXPECT_EQ(k.lane.recvFrom, doublingPeers(r, n));
+    }
+    std::string why;
+    ASSERT_TRUE(simulateDoubling(ranks, &why)) << n << " ranks, count " << count << ": " << why;
+    for (int r = 0; r < n; ++r) {
+      for (size_t i = 0; i < count; ++i) {
+        const std::string& got = ranks[static_cast<size_t>(r)].out[i];
+        ASSERT_EQ(got, ranks[0].out[i]) << n << " ranks: rank " << r << " element " << i;
+        std::string flat;
+        for (char c : got)
+          if (c != '(' && c != ')' && c != '!') flat += c;
+        EXPECT_EQ(flat, order) << got;
+        EXPECT_EQ(std::count(got.begin(), got.end(), '!'), 1) << got;
+        EXPECT_EQ(got.back(), '!') << got;
+      }
+    }
+  }
+}
+
+TEST(DoublingSchedules, TwoRanksExchangeOnceAndOneRankHasNothingToDo) {
+  ScheduleArgs a;
+  a.chunkElems = 1024;
+  Lane lane = doublingAllReduce(a, 1, 2, Part{0, 10});
+  EXPECT_EQ(lane.recvFrom, std::vector<int>{0});
+  ASSERT_EQ(lane.steps.size(), 2u);
+  EXPECT_EQ(lane.steps[0].prim, Prim::kSend);
+  EXPECT_EQ(lane.steps[1].prim, Prim::kRecvReduceCopy);
+  EXPECT_TRUE(lane.steps[1].remoteFirst);  // rank 0's operand first
+  EXPECT_FALSE(lane.steps[1].partial);
+  EXPECT_TRUE(doublingAllReduce(a, 0, 1, Part{0, 10}).steps.empty());
+  // The fold: on 3 ranks rank 0 hands its input to rank 1 and gets the result back.
+  EXPECT_EQ(doublingPeers(0, 3), std::vector<int>{1});
+  EXPECT_EQ(doublingPeers(1, 3), (std::vector<int>{0, 2}));
+  EXPECT_EQ(doublingPeers(2, 3), std::vector<int>{1});
+}
+
+// The cost model's picks on one host, as measured there (bench/README.md, "Host algorithms"):
+// doubling for 8 B at every rank count, Ring for 1 MiB; on 2 ranks the crossover lies between
+// 16 KiB (doubling measured 15% faster) and 64 KiB (Ring 6% faster).
+TEST(HostCostModel, DoublingForSmallAllReducesRingForLargeOnes) {
+  for (int n : {2, 3, 4, 5, 8, 16}) {
+    HostAllReduceTimes small = hostAllReduceTimes(8, n, 1);
+    EXPECT_LT(small.doubling, small.ring) << n << " ranks";
+    EXPECT_EQ(small.tree, -1) << n << " ranks";
+    HostAllReduceTimes large = hostAllReduceTimes(size_t{1} << 20, n, 1);
+    EXPECT_GT(large.doubling, large.ring) << n << " ranks";
+  }
+  HostAllReduceTimes at16k = hostAllReduceTimes(16 << 10, 2, 1), at64k = hostAllReduceTimes(64 << 10, 2, 1);
+  EXPECT_LT(at16k.doubling, at16k.ring);
+  EXPECT_GT(at64k.doubling, at64k.ring);
+  EXPECT_GT(hostAllReduceTimes(8, 4, 2).tree, 0);  // several hosts: Tree has a time
+  EXPECT_EQ(hostAllReduceTimes(8, 1, 1).doubling, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, DoublingSchedules, ::testing::Values(2, 3, 4, 5, 6, 7, 8, 12, 16),
+                         [](const auto& p) { return std::to_string(p.param) + "ranks"; });
 
 }  // namespace
 }  // namespace weft::coll

@@ -1,0 +1,37 @@
+// weft's cost model for collectives on CPU endpoints (no GPU to model): which of its host
+// schedules (schedule.h) is fastest for a size, in the shape of NCCL's model. algorithm.cc asks it.
+#pragma once
+
+#include <cstddef>
+
+namespace weft::coll {
+
+// CPU endpoints: a first cut of a cost model for AllReduce in NCCL's shape (a latency per step
+// plus bytes over a bandwidth), along one rank's critical path:
+//   time = steps · alpha + bytes sent · beta + bytes reduced · gamma
+// with Ring taking 2(n−1) steps of B/n, recursive doubling log2(p) rounds of the whole B (two
+// more, unreduced, with the non-power-of-two fold), and Tree (several hosts) 2·depth steps that
+// pipeline the whole B. The constants are shared memory's, fitted to bench/comm on the
+// development host (2 cores; bench/README.md "Host algorithms"), or the network's (nNodes > 1,
+// every step then counted as crossing it; guesses), not calibrated per host yet. Every rank must
+// decide the same, so the model sees only what every rank shares (sizes, nranks, nNodes), not
+// this process's CPUs: where the ranks outnumber the CPUs a step costs far more (a context
+// switch) and the true crossover is higher than the model's.
+// Across hosts doubling is considered only up to kDoublingAcrossHostsMaxBytes, where latency
+// dominates whatever the constants.
+inline constexpr size_t kDoublingAcrossHostsMaxBytes = size_t{64} << 10;
+
+struct HostCost {
+  double alphaUs;         // per step: the hop's latency and the step's fixed costs
+  double betaUsPerByte;   // per byte sent (copied into a slot and out of it)
+  double gammaUsPerByte;  // per byte reduced
+};
+HostCost hostCost(int nNodes);
+
+struct HostAllReduceTimes {
+  double ring = 0, tree = -1, doubling = 0;  // microseconds; tree -1 where it does not apply (one host)
+};
+// The model's times for an AllReduce of `bytes` over `nranks` ranks on `nNodes` hosts.
+HostAllReduceTimes hostAllReduceTimes(size_t bytes, int nranks, int nNodes);
+
+}  // namespace weft::coll
