@@ -4,8 +4,11 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <span>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "core/base/log.h"
 #include "core/base/strings.h"
@@ -17,6 +20,7 @@ namespace weft::coll {
 namespace {
 
 using runtime::Comm;
+using runtime::CollSignature;
 
 // NCCL's chunk is stepSize * chunkSteps (calcCollChunking): 4 steps for ring Simple AllReduce,
 // AllGather and ReduceScatter (2 slices of 2 steps: 2 MiB at the default NCCL_BUFFSIZE), one
@@ -44,9 +48,16 @@ struct ChannelRun {
   // were posted and taken.
   size_t postStep = 0, postDone = 0;
   uint64_t postedChunks = 0, takenChunks = 0;
+  // On connections whose steps carry no signature tag, the collective's first step is its
+  // signature: bit i set once it went out on sends[i] / was checked on recvs[i]; and whether
+  // postAhead posted the receive of that first step.
+  uint32_t sigSent = 0, sigTaken = 0;
+  bool sigPosted = false;
   void rewind() {
     step = done = postStep = postDone = 0;
     postedChunks = takenChunks = 0;
+    sigSent = sigTaken = 0;
+    sigPosted = false;
   }
 };
 
@@ -72,10 +83,67 @@ Result<bool> drainSends(ChannelRun& ch) {
   return all;
 }
 
+const char* opName(int op) {
+  static const char* const kNames[] = {"sum", "prod", "max", "min", "avg", "a PreMulSum op"};
+  return op >= 0 && op <= weftNumOps ? kNames[op] : "no op";
+}
+
+// "AllReduce #3 (count 4, Float32, sum)": a call as its signature has it.
+std::string describe(const CollSignature& s) {
+  std::string text = strprintf("%s #%llu (count %llu, %s", config::funcName(funcOf(static_cast<Coll>(s.coll))),
+                               static_cast<unsigned long long>(s.seq), static_cast<unsigned long long>(s.count),
+                               ncclTypeName(static_cast<weft_datatype_t>(s.type)) + 4);
+  if (s.op >= 0) text += std::string(", ") + opName(s.op);
+  if (s.root >= 0) text += strprintf(", root %d", s.root);
+  return text + ")";
+}
+
+// What differs between two signatures, for the message: "the datatype and the op".
+std::string differences(const CollSignature& mine, const CollSignature& theirs) {
+  std::vector<const char*> what;
+  if (mine.coll != theirs.coll) what.push_back("the operation");
+  if (mine.type != theirs.type) what.push_back("the datatype");
+  if (mine.count != theirs.count) what.push_back("the count");
+  if (mine.op != theirs.op) what.push_back("the op");
+  if (mine.root != theirs.root) what.push_back("the root");
+  if (mine.seq != theirs.seq) what.push_back("the call's number (a call missing or extra on one rank)");
+  std::string text;
+  for (size_t i = 0; i < what.size(); ++i) text += std::string(i == 0 ? "" : i + 1 == what.size() ? " and " : ", ") + what[i];
+  return text;
+}
+
+// A step from `peer` that belongs to another call than this rank's: both calls named where the
+// peer's is known (`theirs`), else what arrived instead.
+Status mismatch(const Comm& comm, int peer, int channel, const CollSignature& mine, const CollSignature* theirs,
+                const std::string& instead) {
+  std::string peerCall = theirs != nullptr ? "rank " + std::to_string(peer) + " called " + describe(*theirs) : instead;
+  std::string differ;
+  if (theirs != nullptr) {
+    std::string what = differences(mine, *theirs);
+    differ = "; " + what + (what.find(" and ") == std::string::npos ? " differs" : " differ");
+  }
+  return invalidUsage(strprintf("mismatched calls: rank %d called %s but %s (seen on channel %d)%s; every rank must make "
+                                "the same collective calls in the same order",
+                                comm.rank, describe(mine).c_str(), peerCall.c_str(), channel, differ.c_str()));
+}
+
+CollSignature signatureOf(const CollArgs& a) {
+  CollSignature s;
+  s.seq = a.seq;
+  s.count = a.count;
+  s.coll = static_cast<int32_t>(a.coll);
+  s.type = static_cast<int32_t>(a.type);
+  s.op = a.userOp;
+  s.root = a.coll == Coll::kBroadcast || a.coll == Coll::kReduce ? a.root : -1;
+  return s;
+}
+
 class Runner {
  public:
-  Runner(Comm& comm, const CollArgs& a)
-      : comm_(comm), a_(a), elt_(typeSize(a.type)), singleCopy_(a.coll == Coll::kAllGather || a.coll == Coll::kBroadcast) {
+  // `tag` is signatureTag(sig), 0 for an unnumbered collective (no check).
+  Runner(Comm& comm, const CollArgs& a, const CollSignature& sig, uint32_t tag)
+      : comm_(comm), a_(a), sig_(sig), tag_(tag), elt_(typeSize(a.type)),
+        singleCopy_(a.coll == Coll::kAllGather || a.coll == Coll::kBroadcast) {
     bool perRank = countIsPerRank(a.coll);
     size_t one = a.count * elt_, all = one * (perRank ? static_cast<size_t>(comm.nranks) : 1);
     sendBytes_ = a.coll == Coll::kReduceScatter ? all : one;
@@ -101,16 +169,21 @@ class Runner {
       size_t ns = writesSend(s.prim) ? ch.sends.size() : 0;
       size_t left = (s.count - ch.done + slotElems - 1) / slotElems;
       for (size_t i = 0; i < nr; ++i) {
+        WEFT_ASSIGN_OR_RETURN(bool checked, takeSignature(ch, i, left, &moved));
+        if (!checked) return moved;
         size_t bytes = 0;
         bool last = false;
         WEFT_ASSIGN_OR_RETURN(rslots[i], ch.recvs[i]->peek(&bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
         if (rslots[i] == nullptr) return moved;
+        if (tag_ != 0 && ch.recvs[i]->carriesSignature() && ch.recvs[i]->peekedTag() != tag_) return tagMismatch(ch, i);
         if (bytes != m * elt_)
           return internalError(strprintf("channel %d, %s: a step of %zu bytes arrived where %zu were expected (do all "
                                          "ranks call the same collective with the same count?)",
                                          ch.channel, primName(s.prim), bytes, m * elt_));
       }
       for (size_t i = 0; i < ns; ++i) {
+        WEFT_ASSIGN_OR_RETURN(bool signedOff, sendSignature(ch, i, &moved));
+        if (!signedOff) return moved;
         WEFT_ASSIGN_OR_RETURN(sslots[i], ch.sends[i]->acquire());
         if (sslots[i] == nullptr) return moved;
       }
@@ -133,6 +206,64 @@ class Runner {
   }
 
  private:
+  // Whether the collective's first step on recvs[i] / sends[i] is its signature (a transport
+  // without tags) and still to be taken / sent.
+  bool sigStepIn(const ChannelRun& ch, size_t i) const {
+    return tag_ != 0 && (ch.sigTaken & (1u << i)) == 0 && !ch.recvs[i]->carriesSignature();
+  }
+  bool sigStepOut(const ChannelRun& ch, size_t i) const {
+    return tag_ != 0 && (ch.sigSent & (1u << i)) == 0 && !ch.sends[i]->carriesSignature();
+  }
+
+  // Takes and checks the signature step of recvs[i] where it has one; false while it has not
+  // arrived. `left`: the data steps expected after it (a net connection posts them ahead).
+  Result<bool> takeSignature(ChannelRun& ch, size_t i, size_t left, bool* moved) const {
+    if (!sigStepIn(ch, i)) return true;
+    runtime::RecvConnection& recv = *ch.recvs[i];
+    size_t bytes = 0;
+    bool last = false;
+    WEFT_ASSIGN_OR_RETURN(const void* p, recv.peek(&bytes, &last, static_cast<int>(std::min<size_t>(left + 1, runtime::kSteps))));
+    if (p == nullptr) return false;
+    CollSignature theirs{};
+    theirs.magic = 0;
+    if (bytes == sizeof(theirs)) {
+      WEFT_ASSIGN_OR_RETURN(bool read, recv.copyOut(&theirs, p, bytes));
+      if (!read) return false;
+    }
+    int peer = ch.recvPeers[i];
+    if (theirs.magic != CollSignature::kMagic)
+      return mismatch(comm_, peer, ch.channel, sig_, nullptr,
+                      strprintf("rank %d sent a %zu-byte step of an earlier call where this call's first step was due", peer, bytes));
+    if (theirs != sig_) return mismatch(comm_, peer, ch.channel, sig_, &theirs, "");
+    WEFT_TRY(recv.release());
+    ch.sigTaken |= 1u << i;
+    ++ch.takenChunks;
+    *moved = true;
+    return true;
+  }
+
+  // Sends this collective's signature as the first step of sends[i] where it needs one; false
+  // while no slot is free.
+  Result<bool> sendSignature(ChannelRun& ch, size_t i, bool* moved) const {
+    if (!sigStepOut(ch, i)) return true;
+    WEFT_ASSIGN_OR_RETURN(void* slot, ch.sends[i]->acquire());
+    if (slot == nullptr) return false;
+    std::memcpy(slot, &sig_, sizeof(sig_));
+    WEFT_TRY(ch.sends[i]->post(sizeof(sig_), false));
+    ch.sigSent |= 1u << i;
+    *moved = true;
+    return true;
+  }
+
+  // The step peeked on recvs[i] (a transport with tags) carries another call's tag.
+  Status tagMismatch(const ChannelRun& ch, size_t i) const {
+    uint32_t tag = ch.recvs[i]->peekedTag();
+    std::optional<CollSignature> theirs = ch.recvs[i]->senderSignature(tag);
+    int peer = ch.recvPeers[i];
+    return mismatch(comm_, peer, ch.channel, sig_, theirs ? &*theirs : nullptr,
+                    strprintf("rank %d sent a step of another call (tag %08x where this call's is %08x)", peer, tag, tag_));
+  }
+
   // Whether the runner posts `ch`'s receives itself (postAhead): a large collective on a lane
   // with one receive connection that takes them (a net plugin's).
   bool drives(const ChannelRun& ch) const {
@@ -149,6 +280,13 @@ class Runner {
         ch.postDone = 0;
       }
       if (ch.postStep == ch.steps.size()) break;
+      if (!ch.sigPosted && sigStepIn(ch, 0)) {  // the lane receives: its signature step first, in a slot
+        WEFT_ASSIGN_OR_RETURN(bool posted, ch.recvs[0]->postInto(nullptr, sizeof(CollSignature), a_.recv, recvBytes_));
+        if (!posted) break;
+        ch.sigPosted = true;
+        ++ch.postedChunks;
+        continue;
+      }
       const Step& s = ch.steps[ch.postStep];
       size_t m = std::min(slotElems, s.count - ch.postDone);
       bool toOutput = s.prim == Prim::kRecv || s.prim == Prim::kRecvCopySend;
@@ -252,6 +390,8 @@ class Runner {
 
   Comm& comm_;
   const CollArgs& a_;
+  const CollSignature& sig_;
+  uint32_t tag_;
   size_t elt_;
   bool singleCopy_;
   size_t sendBytes_ = 0, recvBytes_ = 0;  // the caller's buffers
@@ -413,6 +553,8 @@ namespace {
 // One collective on its way: planned when its turn on its communicator comes.
 struct Active {
   const CollTask* task = nullptr;
+  CollSignature sig;  // what every rank's call must match (signatureOf)
+  uint32_t tag = 0;   // signatureTag(sig); 0: unnumbered, not checked
   std::vector<ChannelRun>* runs = nullptr;  // the communicator's cached plan (PlanCache)
   bool allShm = true;
   bool planned = false;
@@ -448,10 +590,15 @@ Result<bool> pass(Active& act) {
       return true;
     }
     WEFT_ASSIGN_OR_RETURN(act.runs, cachedPlan(comm, a, &act.allShm));
+    act.sig = signatureOf(a);
+    act.tag = a.seq != 0 ? runtime::signatureTag(act.sig) : 0;
+    if (act.tag != 0)
+      for (ChannelRun& r : *act.runs)
+        for (runtime::SendConnection* s : r.sends) s->sign(act.sig);
   }
   bool moved = false;
   if (!act.draining) {
-    Runner runner(comm, a);
+    Runner runner(comm, a, act.sig, act.tag);
     bool left = false;
     for (ChannelRun& ch : *act.runs) {
       if (ch.step == ch.steps.size()) {

@@ -35,12 +35,14 @@ const volatile uint64_t gCmaCanary = kCmaCanaryValue;
 
 enum : int32_t { kCmaUnknown = 0, kCmaYes = 1, kCmaNo = 2 };
 
+constexpr size_t kSignatureHistory = 16;
+
 // A slot's header: the step's number and size, and the bytes of a small step, in one cache line,
 // so a small step costs the receiver one line (as NCCL's LL protocol puts flag and data together).
 struct alignas(64) SlotHeader {
   std::atomic<uint64_t> seq;  // 1 + the step's index once it is published (0: none yet)
   uint32_t size;              // bytes | kLastFlag
-  uint32_t pad;
+  uint32_t tag;               // signatureTag of the sender's collective (0: none)
   unsigned char data[kInlineBytes];  // the step's bytes when size <= kInlineBytes
 };
 static_assert(sizeof(SlotHeader) == 64);
@@ -55,6 +57,10 @@ struct ShmCtrl {
   std::atomic<int32_t> cma;             // receiver: whether it reads the sender's memory (kCma*)
   int32_t senderPid;                    // sender, before senderMapped
   uint64_t senderCanary;                // sender: the address of gCmaCanary in its process
+  // Sender: the signatures of its last collectives on this connection (by seq), written before
+  // their first step. Read by the receiver only when a step's tag is not the one it expects, so
+  // these lines stay in the sender's cache.
+  alignas(64) CollSignature signatures[kSignatureHistory];
 };
 static_assert(sizeof(ShmCtrl) <= kCtrlBytes);
 
@@ -284,6 +290,16 @@ Status ShmRecv::release() {
   return Status::ok();
 }
 
+uint32_t ShmRecv::peekedTag() const { return ctrlOf(seg_)->slots[head_ % kSteps].tag; }
+
+std::optional<CollSignature> ShmRecv::senderSignature(uint32_t tag) const {
+  for (const CollSignature& s : ctrlOf(seg_)->signatures) {
+    CollSignature copy = s;  // the sender may be writing a later one: keep only a consistent copy
+    if (copy.magic == CollSignature::kMagic && signatureTag(copy) == tag) return copy;
+  }
+  return std::nullopt;
+}
+
 void ShmRecv::markFailed(int failedRank) { flagFailure(seg_, &ShmCtrl::receiverFailed, failedRank, peerBell_); }
 
 // ---- sender -----------------------------------------------------------------------------------
@@ -340,9 +356,15 @@ Result<bool> ShmSend::drain() {
   return false;
 }
 
+void ShmSend::sign(const CollSignature& sig) {
+  tag_ = signatureTag(sig);
+  ctrlOf(seg_)->signatures[sig.seq % kSignatureHistory] = sig;  // published with the next step
+}
+
 void ShmSend::publish(uint32_t size) {
   SlotHeader& h = ctrlOf(seg_)->slots[tail_ % kSteps];
   h.size = size;
+  h.tag = tag_;
   ++tail_;
   // A full barrier (the exchange) between publishing and looking for a sleeper: see sleepOnBell.
   h.seq.exchange(tail_, std::memory_order_seq_cst);
