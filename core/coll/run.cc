@@ -53,6 +53,8 @@ struct ChannelRun {
   // postAhead posted the receive of that first step.
   uint32_t sigSent = 0, sigTaken = 0;
   bool sigPosted = false;
+  // Bit i: sends[i] / recvs[i] carry a tag on every step instead (carriesSignature, fixed at plan).
+  uint32_t sendsTagged = 0, recvsTagged = 0;
   void rewind() {
     step = done = postStep = postDone = 0;
     postedChunks = takenChunks = 0;
@@ -169,21 +171,25 @@ class Runner {
       size_t ns = writesSend(s.prim) ? ch.sends.size() : 0;
       size_t left = (s.count - ch.done + slotElems - 1) / slotElems;
       for (size_t i = 0; i < nr; ++i) {
-        WEFT_ASSIGN_OR_RETURN(bool checked, takeSignature(ch, i, left, &moved));
-        if (!checked) return moved;
         size_t bytes = 0;
-        bool last = false;
-        WEFT_ASSIGN_OR_RETURN(rslots[i], ch.recvs[i]->peek(&bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
+        if (sigStepIn(ch, i)) {
+          WEFT_ASSIGN_OR_RETURN(rslots[i], peekSigned(ch, i, left, &bytes, &moved));
+        } else {
+          bool last = false;
+          WEFT_ASSIGN_OR_RETURN(rslots[i], ch.recvs[i]->peek(&bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
+        }
         if (rslots[i] == nullptr) return moved;
-        if (tag_ != 0 && ch.recvs[i]->carriesSignature() && ch.recvs[i]->peekedTag() != tag_) return tagMismatch(ch, i);
+        if (tag_ != 0 && (ch.recvsTagged >> i & 1) != 0 && ch.recvs[i]->peekedTag() != tag_) return tagMismatch(ch, i);
         if (bytes != m * elt_)
           return internalError(strprintf("channel %d, %s: a step of %zu bytes arrived where %zu were expected (do all "
                                          "ranks call the same collective with the same count?)",
                                          ch.channel, primName(s.prim), bytes, m * elt_));
       }
       for (size_t i = 0; i < ns; ++i) {
-        WEFT_ASSIGN_OR_RETURN(bool signedOff, sendSignature(ch, i, &moved));
-        if (!signedOff) return moved;
+        if (sigStepOut(ch, i) && !inlineSignature(ch, i, m * elt_)) {
+          WEFT_ASSIGN_OR_RETURN(bool signedOff, sendSignatureStep(ch, i, &moved));
+          if (!signedOff) return moved;
+        }
         WEFT_ASSIGN_OR_RETURN(sslots[i], ch.sends[i]->acquire());
         if (sslots[i] == nullptr) return moved;
       }
@@ -192,7 +198,10 @@ class Runner {
                                        ch.channel, primName(s.prim)));
       WEFT_ASSIGN_OR_RETURN(Sent sent, apply(s, ch.done, m, ch.recvs, rslots, nr, sslots));
       if (sent.unread) return moved;  // the step stays peeked (its sender's process is gone)
-      for (size_t i = 0; i < ns; ++i) WEFT_TRY(send(*ch.sends[i], sslots[i], sent, m * elt_));
+      for (size_t i = 0; i < ns; ++i) {
+        if (sigStepOut(ch, i)) WEFT_TRY(sendSigned(ch, i, sslots[i], sent.data, m * elt_));
+        else WEFT_TRY(send(*ch.sends[i], sslots[i], sent, m * elt_));
+      }
       for (size_t i = 0; i < nr; ++i) WEFT_TRY(ch.recvs[i]->release());
       if (nr > 0) ++ch.takenChunks;
       moved = true;
@@ -209,43 +218,62 @@ class Runner {
   // Whether the collective's first step on recvs[i] / sends[i] is its signature (a transport
   // without tags) and still to be taken / sent.
   bool sigStepIn(const ChannelRun& ch, size_t i) const {
-    return tag_ != 0 && (ch.sigTaken & (1u << i)) == 0 && !ch.recvs[i]->carriesSignature();
+    return tag_ != 0 && ((ch.sigTaken | ch.recvsTagged) >> i & 1) == 0;
   }
   bool sigStepOut(const ChannelRun& ch, size_t i) const {
-    return tag_ != 0 && (ch.sigSent & (1u << i)) == 0 && !ch.sends[i]->carriesSignature();
+    return tag_ != 0 && ((ch.sigSent | ch.sendsTagged) >> i & 1) == 0;
   }
 
-  // Takes and checks the signature step of recvs[i] where it has one; false while it has not
-  // arrived. `left`: the data steps expected after it (a net connection posts them ahead).
-  Result<bool> takeSignature(ChannelRun& ch, size_t i, size_t left, bool* moved) const {
-    if (!sigStepIn(ch, i)) return true;
+  // Whether the signature rides at the end of the first data step (`bytes`) on sends[i] instead
+  // of a step of its own: a small collective's step through a slot with room for it. Not when the
+  // caller's buffers are sent from and received into (postAhead posts the first receive into a
+  // slot only for a step of its own). Which way, the receiver tells by the step's size.
+  bool inlineSignature(const ChannelRun& ch, size_t i, size_t bytes) const {
+    return !fromUser_ && bytes > 0 && bytes + sizeof(CollSignature) <= ch.sends[i]->stepSize();
+  }
+
+  // The first data step of recvs[i] (peek), or null while none arrived, on a connection without
+  // tags: checks the signature first, the whole step (then released, and the next one peeked) or
+  // the last sizeof(CollSignature) bytes of the data step (then left out of *bytes).
+  Result<const void*> peekSigned(ChannelRun& ch, size_t i, size_t left, size_t* bytes, bool* moved) const {
     runtime::RecvConnection& recv = *ch.recvs[i];
-    size_t bytes = 0;
     bool last = false;
-    WEFT_ASSIGN_OR_RETURN(const void* p, recv.peek(&bytes, &last, static_cast<int>(std::min<size_t>(left + 1, runtime::kSteps))));
-    if (p == nullptr) return false;
+    for (;;) {
+      // Only the data steps are posted ahead: whether the signature comes as a step of its own
+      // is the sender's choice, and a receive posted beyond this collective would take the next
+      // one's first step.
+      bool sig = sigStepIn(ch, i);
+      WEFT_ASSIGN_OR_RETURN(const void* p, recv.peek(bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
+      if (p == nullptr || !sig) return p;
+      WEFT_TRY(checkSignature(ch, i, p, *bytes));
+      ch.sigTaken |= 1u << i;
+      if (*bytes > sizeof(CollSignature)) {
+        *bytes -= sizeof(CollSignature);
+        return p;
+      }
+      WEFT_TRY(recv.release());
+      ++ch.takenChunks;
+      *moved = true;
+    }
+  }
+
+  // The signature at the end of a step of `bytes` that arrived on recvs[i] must be this call's.
+  Status checkSignature(const ChannelRun& ch, size_t i, const void* p, size_t bytes) const {
     CollSignature theirs{};
     theirs.magic = 0;
-    if (bytes == sizeof(theirs)) {
-      WEFT_ASSIGN_OR_RETURN(bool read, recv.copyOut(&theirs, p, bytes));
-      if (!read) return false;
-    }
+    if (bytes >= sizeof(theirs) && !ch.recvs[i]->peekedRemote())
+      std::memcpy(&theirs, static_cast<const char*>(p) + bytes - sizeof(theirs), sizeof(theirs));
     int peer = ch.recvPeers[i];
     if (theirs.magic != CollSignature::kMagic)
       return mismatch(comm_, peer, ch.channel, sig_, nullptr,
                       strprintf("rank %d sent a %zu-byte step of an earlier call where this call's first step was due", peer, bytes));
     if (theirs != sig_) return mismatch(comm_, peer, ch.channel, sig_, &theirs, "");
-    WEFT_TRY(recv.release());
-    ch.sigTaken |= 1u << i;
-    ++ch.takenChunks;
-    *moved = true;
-    return true;
+    return Status::ok();
   }
 
-  // Sends this collective's signature as the first step of sends[i] where it needs one; false
-  // while no slot is free.
-  Result<bool> sendSignature(ChannelRun& ch, size_t i, bool* moved) const {
-    if (!sigStepOut(ch, i)) return true;
+  // Sends this collective's signature as a step of its own on sends[i] (where it cannot ride on
+  // the first data step); false while no slot is free.
+  Result<bool> sendSignatureStep(ChannelRun& ch, size_t i, bool* moved) const {
     WEFT_ASSIGN_OR_RETURN(void* slot, ch.sends[i]->acquire());
     if (slot == nullptr) return false;
     std::memcpy(slot, &sig_, sizeof(sig_));
@@ -253,6 +281,14 @@ class Runner {
     ch.sigSent |= 1u << i;
     *moved = true;
     return true;
+  }
+
+  // The first data step on sends[i], through its slot, with the signature after the data.
+  Status sendSigned(ChannelRun& ch, size_t i, void* slot, const void* data, size_t bytes) const {
+    if (slot != data) std::memcpy(slot, data, bytes);
+    std::memcpy(static_cast<char*>(slot) + bytes, &sig_, sizeof(sig_));
+    ch.sigSent |= 1u << i;
+    return ch.sends[i]->post(bytes + sizeof(sig_), false);
   }
 
   // The step peeked on recvs[i] (a transport with tags) carries another call's tag.
@@ -478,6 +514,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
         auto it = comm.sends.find({0, c, peer});
         if (it == comm.sends.end())
           return internalError(strprintf("rank %d: channel %d has no connection to send to rank %d", comm.rank, c, peer));
+        if (it->second->carriesSignature()) r.sendsTagged |= 1u << r.sends.size();
         r.sends.push_back(it->second.get());
         r.slotBytes = std::min(r.slotBytes, it->second->stepSize());
         *allShm = *allShm && comm.useShm(peer);
@@ -486,6 +523,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
         auto it = comm.recvs.find({0, c, peer});
         if (it == comm.recvs.end())
           return internalError(strprintf("rank %d: channel %d has no connection to receive from rank %d", comm.rank, c, peer));
+        if (it->second->carriesSignature()) r.recvsTagged |= 1u << r.recvs.size();
         r.recvs.push_back(it->second.get());
         r.slotBytes = std::min(r.slotBytes, it->second->stepSize());
         *allShm = *allShm && comm.useShm(peer);

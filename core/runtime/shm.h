@@ -128,6 +128,8 @@ class ShmSend : public SendConnection {
   uint64_t headSeen_ = 0;  // the receiver's head when last read (it only grows)
   uint64_t fromUntil_ = 0;  // the tail after the last postFrom(): its memory is in use below it
   uint32_t tag_ = 0;        // the signature tag of the steps posted now (0: none, p2p)
+  CollSignature signature_;  // the collective signed, kept in the control page after its first step
+  bool signatureDue_ = false;
 };
 
 // ---- template definition -------------------------------------------------------------------

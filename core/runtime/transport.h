@@ -34,17 +34,15 @@ struct CollSignature {
 };
 static_assert(sizeof(CollSignature) == 40);
 
-// A 32-bit digest of a signature, never 0 (0: a step without one, as p2p's).
+// A 32-bit digest of a signature, never 0 (0: a step without one, as p2p's). A few multiplies:
+// it is computed for every collective.
 inline uint32_t signatureTag(const CollSignature& s) {
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the fields, then folded
-  auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xff)) * 0x100000001b3ull;
-  };
-  mix(s.seq);
-  mix(s.count);
-  mix(static_cast<uint64_t>(static_cast<uint32_t>(s.coll)) << 32 | static_cast<uint32_t>(s.type));
-  mix(static_cast<uint64_t>(static_cast<uint32_t>(s.op)) << 32 | static_cast<uint32_t>(s.root));
-  uint32_t t = static_cast<uint32_t>(h ^ (h >> 32));
+  auto pack = [](int32_t a, int32_t b) { return static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32 | static_cast<uint32_t>(b); };
+  uint64_t h = (s.seq * 0x9e3779b97f4a7c15ull) ^ s.count;
+  h = ((h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull) ^ pack(s.coll, s.type);
+  h = ((h ^ (h >> 32)) * 0x94d049bb133111ebull) ^ pack(s.op, s.root);
+  h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;
+  uint32_t t = static_cast<uint32_t>(h >> 32);
   return t != 0 ? t : 1;
 }
 
