@@ -48,9 +48,9 @@ struct ChannelRun {
   // were posted and taken.
   size_t postStep = 0, postDone = 0;
   uint64_t postedChunks = 0, takenChunks = 0;
-  // On connections whose steps carry no signature tag, the collective's first step is its
-  // signature: bit i set once it went out on sends[i] / was checked on recvs[i]; and whether
-  // postAhead posted the receive of that first step.
+  // On connections whose steps carry no signature tag, the collective's first step carries its
+  // signature (after its data, or alone): bit i set once it went out on sends[i] / was checked on
+  // recvs[i]; and whether postAhead posted the receive of a signature step of its own.
   uint32_t sigSent = 0, sigTaken = 0;
   bool sigPosted = false;
   // Bit i: sends[i] / recvs[i] carry a tag on every step instead (carriesSignature, fixed at plan).
