@@ -1,5 +1,6 @@
 // C ABI of the collectives (include/weft/comm.h) over core/coll: argument checks with NCCL's
 // rules, the reduction operator as NCCL's hostToDevRedOp builds it, and groups.
+#include <algorithm>
 #include <cstring>
 
 #include "core/api/comm_registry.h"
@@ -61,6 +62,7 @@ Status enqueue(const char* what, weft_comm_t* comm, void* stream, const void* se
     return invalidArgument(strprintf("%s: root %d is not a rank of this communicator (0..%d)", what, a.root, c.nranks - 1));
   if (reduces) {
     WEFT_ASSIGN_OR_RETURN(a.op, redOpFor(what, c, op, a.type));
+    a.userOp = std::min(static_cast<int>(op), static_cast<int>(weftNumOps));  // every PreMulSum op alike: scalars may differ
   }
   a.send = send;
   a.recv = recv;

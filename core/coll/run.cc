@@ -4,8 +4,11 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <span>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "core/base/log.h"
 #include "core/base/strings.h"
@@ -17,6 +20,7 @@ namespace weft::coll {
 namespace {
 
 using runtime::Comm;
+using runtime::CollSignature;
 
 // NCCL's chunk is stepSize * chunkSteps (calcCollChunking): 4 steps for ring Simple AllReduce,
 // AllGather and ReduceScatter (2 slices of 2 steps: 2 MiB at the default NCCL_BUFFSIZE), one
@@ -45,9 +49,18 @@ struct ChannelRun {
   // were posted and taken.
   size_t postStep = 0, postDone = 0;
   uint64_t postedChunks = 0, takenChunks = 0;
+  // On connections whose steps carry no signature tag, the collective's first step carries its
+  // signature (after its data, or alone): bit i set once it went out on sends[i] / was checked on
+  // recvs[i]; and whether postAhead posted the receive of a signature step of its own.
+  uint32_t sigSent = 0, sigTaken = 0;
+  bool sigPosted = false;
+  // Bit i: sends[i] / recvs[i] carry a tag on every step instead (carriesSignature, fixed at plan).
+  uint32_t sendsTagged = 0, recvsTagged = 0;
   void rewind() {
     step = done = postStep = postDone = 0;
     postedChunks = takenChunks = 0;
+    sigSent = sigTaken = 0;
+    sigPosted = false;
   }
 };
 
@@ -73,10 +86,67 @@ Result<bool> drainSends(ChannelRun& ch) {
   return all;
 }
 
+const char* opName(int op) {
+  static const char* const kNames[] = {"sum", "prod", "max", "min", "avg", "a PreMulSum op"};
+  return op >= 0 && op <= weftNumOps ? kNames[op] : "no op";
+}
+
+// "AllReduce #3 (count 4, Float32, sum)": a call as its signature has it.
+std::string describe(const CollSignature& s) {
+  std::string text = strprintf("%s #%llu (count %llu, %s", config::funcName(funcOf(static_cast<Coll>(s.coll))),
+                               static_cast<unsigned long long>(s.seq), static_cast<unsigned long long>(s.count),
+                               ncclTypeName(static_cast<weft_datatype_t>(s.type)) + 4);
+  if (s.op >= 0) text += std::string(", ") + opName(s.op);
+  if (s.root >= 0) text += strprintf(", root %d", s.root);
+  return text + ")";
+}
+
+// What differs between two signatures, for the message: "the datatype and the op".
+std::string differences(const CollSignature& mine, const CollSignature& theirs) {
+  std::vector<const char*> what;
+  if (mine.coll != theirs.coll) what.push_back("the operation");
+  if (mine.type != theirs.type) what.push_back("the datatype");
+  if (mine.count != theirs.count) what.push_back("the count");
+  if (mine.op != theirs.op) what.push_back("the op");
+  if (mine.root != theirs.root) what.push_back("the root");
+  if (mine.seq != theirs.seq) what.push_back("the call's number (a call missing or extra on one rank)");
+  std::string text;
+  for (size_t i = 0; i < what.size(); ++i) text += std::string(i == 0 ? "" : i + 1 == what.size() ? " and " : ", ") + what[i];
+  return text;
+}
+
+// A step from `peer` that belongs to another call than this rank's: both calls named where the
+// peer's is known (`theirs`), else what arrived instead.
+Status mismatch(const Comm& comm, int peer, int channel, const CollSignature& mine, const CollSignature* theirs,
+                const std::string& instead) {
+  std::string peerCall = theirs != nullptr ? "rank " + std::to_string(peer) + " called " + describe(*theirs) : instead;
+  std::string differ;
+  if (theirs != nullptr) {
+    std::string what = differences(mine, *theirs);
+    differ = "; " + what + (what.find(" and ") == std::string::npos ? " differs" : " differ");
+  }
+  return invalidUsage(strprintf("mismatched calls: rank %d called %s but %s (seen on channel %d)%s; every rank must make "
+                                "the same collective calls in the same order",
+                                comm.rank, describe(mine).c_str(), peerCall.c_str(), channel, differ.c_str()));
+}
+
+CollSignature signatureOf(const CollArgs& a) {
+  CollSignature s;
+  s.seq = a.seq;
+  s.count = a.count;
+  s.coll = static_cast<int32_t>(a.coll);
+  s.type = static_cast<int32_t>(a.type);
+  s.op = a.userOp;
+  s.root = a.coll == Coll::kBroadcast || a.coll == Coll::kReduce ? a.root : -1;
+  return s;
+}
+
 class Runner {
  public:
-  Runner(Comm& comm, const CollArgs& a)
-      : comm_(comm), a_(a), elt_(typeSize(a.type)), singleCopy_(a.coll == Coll::kAllGather || a.coll == Coll::kBroadcast) {
+  // `tag` is signatureTag(sig), 0 for an unnumbered collective (no check).
+  Runner(Comm& comm, const CollArgs& a, const CollSignature& sig, uint32_t tag)
+      : comm_(comm), a_(a), sig_(sig), tag_(tag), elt_(typeSize(a.type)),
+        singleCopy_(a.coll == Coll::kAllGather || a.coll == Coll::kBroadcast) {
     bool perRank = countIsPerRank(a.coll);
     size_t one = a.count * elt_, all = one * (perRank ? static_cast<size_t>(comm.nranks) : 1);
     sendBytes_ = a.coll == Coll::kReduceScatter ? all : one;
@@ -104,15 +174,26 @@ class Runner {
       size_t left = (s.count - ch.done + slotElems - 1) / slotElems;
       for (size_t i = 0; i < nr; ++i) {
         size_t bytes = 0;
-        bool last = false;
-        WEFT_ASSIGN_OR_RETURN(rslots[i], rconns.at[i]->peek(&bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
+        size_t c = connIndex(s, i);
+        if (sigStepIn(ch, c)) {
+          WEFT_ASSIGN_OR_RETURN(rslots[i], peekSigned(ch, c, left, &bytes, &moved));
+        } else {
+          bool last = false;
+          WEFT_ASSIGN_OR_RETURN(rslots[i], rconns.at[i]->peek(&bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
+        }
         if (rslots[i] == nullptr) return moved;
+        if (tag_ != 0 && (ch.recvsTagged >> c & 1) != 0 && ch.recvs[c]->peekedTag() != tag_) return tagMismatch(ch, c);
         if (bytes != m * elt_)
           return internalError(strprintf("channel %d, %s: a step of %zu bytes arrived where %zu were expected (do all "
                                          "ranks call the same collective with the same count?)",
                                          ch.channel, primName(s.prim), bytes, m * elt_));
       }
       for (size_t i = 0; i < ns; ++i) {
+        size_t c = connIndex(s, i);
+        if (sigStepOut(ch, c) && !inlineSignature(ch, c, m * elt_)) {
+          WEFT_ASSIGN_OR_RETURN(bool signedOff, sendSignatureStep(ch, c, &moved));
+          if (!signedOff) return moved;
+        }
         WEFT_ASSIGN_OR_RETURN(sslots[i], sconns.at[i]->acquire());
         if (sslots[i] == nullptr) return moved;
       }
@@ -121,7 +202,11 @@ class Runner {
                                        ch.channel, primName(s.prim)));
       WEFT_ASSIGN_OR_RETURN(Sent sent, apply(s, ch.done, m, rconns.at[0], rslots, nr, sslots));
       if (sent.unread) return moved;  // the step stays peeked (its sender's process is gone)
-      for (size_t i = 0; i < ns; ++i) WEFT_TRY(send(*sconns.at[i], sslots[i], sent, m * elt_));
+      for (size_t i = 0; i < ns; ++i) {
+        size_t c = connIndex(s, i);
+        if (sigStepOut(ch, c)) WEFT_TRY(sendSigned(ch, c, sslots[i], sent.data, m * elt_));
+        else WEFT_TRY(send(*sconns.at[i], sslots[i], sent, m * elt_));
+      }
       for (size_t i = 0; i < nr; ++i) WEFT_TRY(rconns.at[i]->release());
       if (nr > 0) ++ch.takenChunks;
       moved = true;
@@ -135,6 +220,91 @@ class Runner {
   }
 
  private:
+  // Whether the collective's first step on recvs[i] / sends[i] is its signature (a transport
+  // without tags) and still to be taken / sent.
+  bool sigStepIn(const ChannelRun& ch, size_t i) const {
+    return tag_ != 0 && ((ch.sigTaken | ch.recvsTagged) >> i & 1) == 0;
+  }
+  bool sigStepOut(const ChannelRun& ch, size_t i) const {
+    return tag_ != 0 && ((ch.sigSent | ch.sendsTagged) >> i & 1) == 0;
+  }
+
+  // Whether the signature rides at the end of the first data step (`bytes`) on sends[i] instead
+  // of a step of its own: a small collective's step through a slot with room for it. Not when the
+  // caller's buffers are sent from and received into (postAhead posts the first receive into a
+  // slot only for a step of its own). Which way, the receiver tells by the step's size.
+  bool inlineSignature(const ChannelRun& ch, size_t i, size_t bytes) const {
+    return !fromUser_ && bytes > 0 && bytes + sizeof(CollSignature) <= ch.sends[i]->stepSize();
+  }
+
+  // The first data step of recvs[i] (peek), or null while none arrived, on a connection without
+  // tags: checks the signature first, the whole step (then released, and the next one peeked) or
+  // the last sizeof(CollSignature) bytes of the data step (then left out of *bytes).
+  Result<const void*> peekSigned(ChannelRun& ch, size_t i, size_t left, size_t* bytes, bool* moved) const {
+    runtime::RecvConnection& recv = *ch.recvs[i];
+    bool last = false;
+    for (;;) {
+      // Only the data steps are posted ahead: whether the signature comes as a step of its own
+      // is the sender's choice, and a receive posted beyond this collective would take the next
+      // one's first step.
+      bool sig = sigStepIn(ch, i);
+      WEFT_ASSIGN_OR_RETURN(const void* p, recv.peek(bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
+      if (p == nullptr || !sig) return p;
+      WEFT_TRY(checkSignature(ch, i, p, *bytes));
+      ch.sigTaken |= 1u << i;
+      if (*bytes > sizeof(CollSignature)) {
+        *bytes -= sizeof(CollSignature);
+        return p;
+      }
+      WEFT_TRY(recv.release());
+      ++ch.takenChunks;
+      *moved = true;
+    }
+  }
+
+  // The signature at the end of a step of `bytes` that arrived on recvs[i] must be this call's.
+  Status checkSignature(const ChannelRun& ch, size_t i, const void* p, size_t bytes) const {
+    CollSignature theirs{};
+    theirs.magic = 0;
+    if (bytes >= sizeof(theirs) && !ch.recvs[i]->peekedRemote())
+      std::memcpy(&theirs, static_cast<const char*>(p) + bytes - sizeof(theirs), sizeof(theirs));
+    int peer = ch.recvPeers[i];
+    if (theirs.magic != CollSignature::kMagic)
+      return mismatch(comm_, peer, ch.channel, sig_, nullptr,
+                      strprintf("rank %d sent a %zu-byte step of an earlier call where this call's first step was due", peer, bytes));
+    if (theirs != sig_) return mismatch(comm_, peer, ch.channel, sig_, &theirs, "");
+    return Status::ok();
+  }
+
+  // Sends this collective's signature as a step of its own on sends[i] (where it cannot ride on
+  // the first data step); false while no slot is free.
+  Result<bool> sendSignatureStep(ChannelRun& ch, size_t i, bool* moved) const {
+    WEFT_ASSIGN_OR_RETURN(void* slot, ch.sends[i]->acquire());
+    if (slot == nullptr) return false;
+    std::memcpy(slot, &sig_, sizeof(sig_));
+    WEFT_TRY(ch.sends[i]->post(sizeof(sig_), false));
+    ch.sigSent |= 1u << i;
+    *moved = true;
+    return true;
+  }
+
+  // The first data step on sends[i], through its slot, with the signature after the data.
+  Status sendSigned(ChannelRun& ch, size_t i, void* slot, const void* data, size_t bytes) const {
+    if (slot != data) std::memcpy(slot, data, bytes);
+    std::memcpy(static_cast<char*>(slot) + bytes, &sig_, sizeof(sig_));
+    ch.sigSent |= 1u << i;
+    return ch.sends[i]->post(bytes + sizeof(sig_), false);
+  }
+
+  // The step peeked on recvs[i] (a transport with tags) carries another call's tag.
+  Status tagMismatch(const ChannelRun& ch, size_t i) const {
+    uint32_t tag = ch.recvs[i]->peekedTag();
+    std::optional<CollSignature> theirs = ch.recvs[i]->senderSignature(tag);
+    int peer = ch.recvPeers[i];
+    return mismatch(comm_, peer, ch.channel, sig_, theirs ? &*theirs : nullptr,
+                    strprintf("rank %d sent a step of another call (tag %08x where this call's is %08x)", peer, tag, tag_));
+  }
+
   // Whether the runner posts `ch`'s receives itself (postAhead): a large collective on a lane
   // with one receive connection that takes them (a net plugin's).
   bool drives(const ChannelRun& ch) const {
@@ -148,6 +318,8 @@ class Runner {
     std::array<C*, kMaxPeers> at{};
     size_t n = 0;
   };
+  // The index in the lane's sends/recvs of a step's i-th connection.
+  static size_t connIndex(const Step& s, size_t i) { return s.peer >= 0 ? static_cast<size_t>(s.peer) : i; }
   template <class C>
   static Conns<C> stepConns(const std::vector<C*>& all, const Step& s, bool used) {
     Conns<C> out;
@@ -171,6 +343,13 @@ class Runner {
         ch.postDone = 0;
       }
       if (ch.postStep == ch.steps.size()) break;
+      if (!ch.sigPosted && sigStepIn(ch, 0)) {  // the lane receives: its signature step first, in a slot
+        WEFT_ASSIGN_OR_RETURN(bool posted, ch.recvs[0]->postInto(nullptr, sizeof(CollSignature), a_.recv, recvBytes_));
+        if (!posted) break;
+        ch.sigPosted = true;
+        ++ch.postedChunks;
+        continue;
+      }
       const Step& s = ch.steps[ch.postStep];
       size_t m = std::min(slotElems, s.count - ch.postDone);
       bool toOutput = s.prim == Prim::kRecv || s.prim == Prim::kRecvCopySend;
@@ -292,6 +471,8 @@ class Runner {
 
   Comm& comm_;
   const CollArgs& a_;
+  const CollSignature& sig_;
+  uint32_t tag_;
   size_t elt_;
   bool singleCopy_;
   size_t sendBytes_ = 0, recvBytes_ = 0;  // the caller's buffers
@@ -380,6 +561,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
         auto it = comm.sends.find({0, c, peer});
         if (it == comm.sends.end())
           return internalError(strprintf("rank %d: channel %d has no connection to send to rank %d", comm.rank, c, peer));
+        if (it->second->carriesSignature()) r.sendsTagged |= 1u << r.sends.size();
         r.sends.push_back(it->second.get());
         r.slotBytes = std::min(r.slotBytes, it->second->stepSize());
         *allShm = *allShm && comm.useShm(peer);
@@ -388,6 +570,7 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
         auto it = comm.recvs.find({0, c, peer});
         if (it == comm.recvs.end())
           return internalError(strprintf("rank %d: channel %d has no connection to receive from rank %d", comm.rank, c, peer));
+        if (it->second->carriesSignature()) r.recvsTagged |= 1u << r.recvs.size();
         r.recvs.push_back(it->second.get());
         r.slotBytes = std::min(r.slotBytes, it->second->stepSize());
         *allShm = *allShm && comm.useShm(peer);
@@ -456,6 +639,8 @@ namespace {
 // One collective on its way: planned when its turn on its communicator comes.
 struct Active {
   const CollTask* task = nullptr;
+  CollSignature sig;  // what every rank's call must match (signatureOf)
+  uint32_t tag = 0;   // signatureTag(sig); 0: unnumbered, not checked
   std::vector<ChannelRun>* runs = nullptr;  // the communicator's cached plan (PlanCache)
   bool allShm = true;
   bool planned = false;
@@ -491,10 +676,15 @@ Result<bool> pass(Active& act) {
       return true;
     }
     WEFT_ASSIGN_OR_RETURN(act.runs, cachedPlan(comm, a, &act.allShm));
+    act.sig = signatureOf(a);
+    act.tag = a.seq != 0 ? runtime::signatureTag(act.sig) : 0;
+    if (act.tag != 0)
+      for (ChannelRun& r : *act.runs)
+        for (runtime::SendConnection* s : r.sends) s->sign(act.sig);
   }
   bool moved = false;
   if (!act.draining) {
-    Runner runner(comm, a);
+    Runner runner(comm, a, act.sig, act.tag);
     bool left = false;
     for (ChannelRun& ch : *act.runs) {
       if (ch.step == ch.steps.size()) {

@@ -23,6 +23,7 @@ struct CollArgs {
   size_t count = 0;  // the API's count: per rank for allgather (sendcount) and reduce_scatter (recvcount)
   weft_datatype_t type = weftInt8;
   RedOp op{};        // reductions only
+  int userOp = -1;   // the caller's weft_redop_t (reductions), for the signature check; -1: none
   int root = 0;      // broadcast, reduce
   config::Algo algo = config::Algo::kRing;  // kRing or kTree (AllReduce), see algorithm.h
   bool doubling = false;  // AllReduce by recursive doubling (CPU endpoints, algorithm.h); algo is then unused

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "core/base/strings.h"
 
@@ -35,12 +36,14 @@ const volatile uint64_t gCmaCanary = kCmaCanaryValue;
 
 enum : int32_t { kCmaUnknown = 0, kCmaYes = 1, kCmaNo = 2 };
 
+constexpr size_t kSignatureHistory = 8;
+
 // A slot's header: the step's number and size, and the bytes of a small step, in one cache line,
 // so a small step costs the receiver one line (as NCCL's LL protocol puts flag and data together).
 struct alignas(64) SlotHeader {
   std::atomic<uint64_t> seq;  // 1 + the step's index once it is published (0: none yet)
   uint32_t size;              // bytes | kLastFlag
-  uint32_t pad;
+  uint32_t tag;               // signatureTag of the sender's collective (0: none)
   unsigned char data[kInlineBytes];  // the step's bytes when size <= kInlineBytes
 };
 static_assert(sizeof(SlotHeader) == 64);
@@ -55,6 +58,13 @@ struct ShmCtrl {
   std::atomic<int32_t> cma;             // receiver: whether it reads the sender's memory (kCma*)
   int32_t senderPid;                    // sender, before senderMapped
   uint64_t senderCanary;                // sender: the address of gCmaCanary in its process
+  // Sender: the signatures of its last collectives on this connection (by seq), written before
+  // their first step. Read by the receiver only when a step's tag is not the one it expects, so
+  // these lines stay in the sender's cache.
+  struct alignas(64) SignatureLine {  // one line each: writing one touches a single line
+    CollSignature sig;
+  };
+  SignatureLine signatures[kSignatureHistory];
 };
 static_assert(sizeof(ShmCtrl) <= kCtrlBytes);
 
@@ -284,6 +294,21 @@ Status ShmRecv::release() {
   return Status::ok();
 }
 
+uint32_t ShmRecv::peekedTag() const { return ctrlOf(seg_)->slots[head_ % kSteps].tag; }
+
+std::optional<CollSignature> ShmRecv::senderSignature(uint32_t tag) const {
+  // The sender writes a signature just after its first step (ShmSend::publish): give it a moment.
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  do {
+    for (const ShmCtrl::SignatureLine& line : ctrlOf(seg_)->signatures) {
+      CollSignature copy = line.sig;  // the sender may be writing a later one: keep only a consistent copy
+      if (copy.magic == CollSignature::kMagic && signatureTag(copy) == tag) return copy;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  } while (std::chrono::steady_clock::now() < until);
+  return std::nullopt;
+}
+
 void ShmRecv::markFailed(int failedRank) { flagFailure(seg_, &ShmCtrl::receiverFailed, failedRank, peerBell_); }
 
 // ---- sender -----------------------------------------------------------------------------------
@@ -340,13 +365,26 @@ Result<bool> ShmSend::drain() {
   return false;
 }
 
+void ShmSend::sign(const CollSignature& sig) {
+  tag_ = signatureTag(sig);
+  signature_ = sig;
+  signatureDue_ = true;
+}
+
 void ShmSend::publish(uint32_t size) {
   SlotHeader& h = ctrlOf(seg_)->slots[tail_ % kSteps];
   h.size = size;
+  h.tag = tag_;
   ++tail_;
   // A full barrier (the exchange) between publishing and looking for a sleeper: see sleepOnBell.
   h.seq.exchange(tail_, std::memory_order_seq_cst);
   ringBellAfterBarrier(peerBell_);
+  // The signature is kept for the receiver's message only, after the step: written before it,
+  // the exchange above would wait for that line too, on every collective's critical path.
+  if (signatureDue_) {
+    ctrlOf(seg_)->signatures[signature_.seq % kSignatureHistory].sig = signature_;
+    signatureDue_ = false;
+  }
 }
 
 void ShmSend::markFailed(int failedRank) { flagFailure(seg_, &ShmCtrl::senderFailed, failedRank, peerBell_); }

@@ -90,6 +90,9 @@ class ShmRecv : public RecvConnection {
   bool peekedRemote() const override { return remoteAddr_ != 0; }
   Status release() override;
   void markFailed(int failedRank) override;
+  bool carriesSignature() const override { return true; }
+  uint32_t peekedTag() const override;
+  std::optional<CollSignature> senderSignature(uint32_t tag) const override;
 
  private:
   ShmSegment seg_;
@@ -111,6 +114,8 @@ class ShmSend : public SendConnection {
   Result<bool> postFrom(const void* data, size_t bytes) override;
   Result<bool> drain() override;
   void markFailed(int failedRank) override;
+  bool carriesSignature() const override { return true; }
+  void sign(const CollSignature& sig) override;
 
  private:
   void publish(uint32_t size);
@@ -122,6 +127,9 @@ class ShmSend : public SendConnection {
   uint64_t tail_ = 0;
   uint64_t headSeen_ = 0;  // the receiver's head when last read (it only grows)
   uint64_t fromUntil_ = 0;  // the tail after the last postFrom(): its memory is in use below it
+  uint32_t tag_ = 0;        // the signature tag of the steps posted now (0: none, p2p)
+  CollSignature signature_;  // the collective signed, kept in the control page after its first step
+  bool signatureDue_ = false;
 };
 
 // ---- template definition -------------------------------------------------------------------

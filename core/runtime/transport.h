@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "core/base/status.h"
@@ -15,6 +16,35 @@
 namespace weft::runtime {
 
 inline constexpr int kSteps = 8;  // NCCL_STEPS
+
+// What every rank's call of one collective must agree on. The first step of a collective on each
+// connection carries it (coll/run.cc), so a rank whose peer called something else fails naming
+// both calls instead of mixing unrelated bytes (float32 against int32 has the same step sizes) or
+// waiting forever.
+struct CollSignature {
+  static constexpr uint64_t kMagic = 0x3167697374666577ull;  // "weftsig1": a step that is one
+  uint64_t magic = kMagic;
+  uint64_t seq = 0;    // the communicator's collective number, 1-based
+  uint64_t count = 0;  // the API's count
+  int32_t coll = 0;    // coll::Coll
+  int32_t type = 0;    // weft_datatype_t
+  int32_t op = -1;     // the caller's weft_redop_t (weftNumOps for any PreMulSum op), -1: none
+  int32_t root = -1;   // broadcast and reduce, -1: none
+  bool operator==(const CollSignature&) const = default;
+};
+static_assert(sizeof(CollSignature) == 40);
+
+// A 32-bit digest of a signature, never 0 (0: a step without one, as p2p's). A few multiplies:
+// it is computed for every collective.
+inline uint32_t signatureTag(const CollSignature& s) {
+  auto pack = [](int32_t a, int32_t b) { return static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32 | static_cast<uint32_t>(b); };
+  uint64_t h = (s.seq * 0x9e3779b97f4a7c15ull) ^ s.count;
+  h = ((h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull) ^ pack(s.coll, s.type);
+  h = ((h ^ (h >> 32)) * 0x94d049bb133111ebull) ^ pack(s.op, s.root);
+  h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;
+  uint32_t t = static_cast<uint32_t>(h >> 32);
+  return t != 0 ? t : 1;
+}
 
 class SendConnection {
  public:
@@ -29,6 +59,14 @@ class SendConnection {
   virtual Result<bool> drain() = 0;
   // Tells the peer this rank failed (so it stops waiting at once), where the transport can.
   virtual void markFailed(int failedRank) = 0;
+
+  // Whether every step carries the signature tag of the collective it belongs to (sign()), so
+  // the receiver checks each step for free. Where not, a collective's first step on this
+  // connection is its signature itself (coll/run.cc).
+  virtual bool carriesSignature() const { return false; }
+  // The collective whose steps follow, until the next sign(); kept where the receiver can read
+  // it back (RecvConnection::senderSignature) for its message.
+  virtual void sign(const CollSignature& /*sig*/) {}
 
   // Optional single-copy step: instead of filling the slot acquire() returned, publishes `bytes`
   // at `data` in this process's memory for the peer to copy straight from (RecvConnection::
@@ -74,6 +112,13 @@ class RecvConnection {
   // Gives the slot peek() returned back to the sender.
   virtual Status release() = 0;
   virtual void markFailed(int failedRank) = 0;
+
+  // As SendConnection::carriesSignature; then peekedTag() is the signatureTag of the step peek()
+  // returned (0: the sender signed none) and senderSignature() the sender's signature with that
+  // tag, if it is still among the last ones it signed.
+  virtual bool carriesSignature() const { return false; }
+  virtual uint32_t peekedTag() const { return 0; }
+  virtual std::optional<CollSignature> senderSignature(uint32_t /*tag*/) const { return std::nullopt; }
 
   // Optional receives posted by the caller (collectives), for transports that post them ahead
   // (net plugins): whether this connection takes them.

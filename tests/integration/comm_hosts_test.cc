@@ -515,6 +515,73 @@ INSTANTIATE_TEST_SUITE_P(Veth, NetnsHosts,
                                   "Over" + p.param.plugin + p.param.algo;
                          });
 
+// Two hosts call allreduces of the same size but another datatype (float32 against int32): the
+// signature that rides on the first step through the plugin makes a rank fail naming both calls
+// at once, and the other learns it from the watch ring; nobody waits, nobody sums garbage.
+class NetnsMismatch : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NetnsMismatch, ADatatypeOfTheSameSizeFailsAcrossHosts) {
+  const std::string plugin = GetParam();
+  if (plugin == "OFI" && !std::filesystem::exists(WEFT_PLUGIN_OUTPUT_DIR "/libweft-net-ofi.so"))
+    GTEST_SKIP() << "the OFI plugin is not built (WEFT_WITH_OFI=OFF)";
+#if defined(__SANITIZE_ADDRESS__)
+  if (plugin == "OFI" && std::getenv("WEFT_ASAN_OFI") == nullptr)
+    GTEST_SKIP() << "OFI across namespaces is not run under AddressSanitizer unless WEFT_ASAN_OFI=1 (see NetnsHosts)";
+#endif
+  NetnsLab lab(2);
+  if (lab.couldNotCreate()) GTEST_SKIP() << "cannot create network namespaces: " << lab.error();
+  ASSERT_TRUE(lab.ready()) << lab.error();
+  JobSpec spec;
+  spec.nranks = 2;
+  spec.deadline = std::chrono::seconds(90);
+  spec.shareId = false;
+  spec.env[-1] = {{"NCCL_COMM_ID", NetnsLab::address(0) + ":29500"}, {"NCCL_NET", plugin}, {"WEFT_PEER_TIMEOUT", "0"}};
+  if (plugin == "OFI") {
+    spec.env[-1]["NCCL_NET_PLUGIN"] = "weft-ofi";
+    spec.env[-1]["WEFT_OFI_PROVIDER"] = "tcp";
+  }
+  std::vector<std::string> netns;
+  for (int r = 0; r < 2; ++r) {
+    netns.push_back(lab.host(r));
+    spec.env[r]["NCCL_HOSTID"] = "netns-host" + std::to_string(r);
+    spec.env[r]["NCCL_SOCKET_IFNAME"] = NetnsLab::ifname(r);
+    if (plugin == "OFI") spec.env[r]["FI_TCP_IFACE"] = NetnsLab::ifname(r);
+  }
+  SharedCounters found(1);
+  auto out = runJob(spec, [&netns, &found](int rank, const weft_unique_id_t&) {
+    if (enterNetns(netns[static_cast<size_t>(rank)]) != 0) return 1;
+    weft_unique_id_t id;
+    RANK_OK(weft_get_unique_id(&id));
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 2, id, rank));
+    std::vector<float> buf(1024, 1.0f);
+    RANK_OK(weft_allreduce(buf.data(), buf.data(), buf.size(), weftFloat32, weftSum, comm, nullptr));
+    auto t0 = std::chrono::steady_clock::now();
+    weft_result_t rc = weft_allreduce(buf.data(), buf.data(), buf.size(), rank == 0 ? weftFloat32 : weftInt32, weftSum,
+                                      comm, nullptr);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const char* why = weft_last_error();
+    RANK_CHECK(rc != weftSuccess, "rank %d: the mismatched allreduce succeeded", rank);
+    RANK_CHECK(s < 10, "rank %d: failed only after %.1f s: %s", rank, s, why);
+    if (std::strstr(why, "mismatched calls") != nullptr) {
+      RANK_CHECK(rc == weftInvalidUsage && std::strstr(why, "Float32") != nullptr && std::strstr(why, "Int32") != nullptr &&
+                     std::strstr(why, "the datatype differs") != nullptr,
+                 "rank %d: %d: %s", rank, static_cast<int>(rc), why);
+      found.add(0);
+    } else {
+      RANK_CHECK(std::strstr(why, ("rank " + std::to_string(1 - rank)).c_str()) != nullptr,
+                 "rank %d: the error names neither the mismatch nor the peer: %s", rank, why);
+    }
+    RANK_OK(weft_comm_abort(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  EXPECT_GE(found.get(0), 1) << "no rank reported the mismatched calls";
+}
+
+INSTANTIATE_TEST_SUITE_P(Veth, NetnsMismatch, ::testing::Values("Socket", "OFI"),
+                         [](const auto& p) { return "Over" + p.param; });
+
 // A link taken down in the middle of collectives (no FIN reaches anyone: a cut cable, a
 // partition): every rank fails naming a peer within the heartbeat timeout, none hangs.
 TEST(NetnsFaults, LinkTakenDownMidCollectiveFailsEveryRankWithinThePeerTimeout) {
