@@ -747,11 +747,12 @@ Status connectAlgorithm(std::span<const CollTask> tasks, bool doubling) {
   }
   if (comms.empty()) return Status::ok();
   const char* what = doubling ? "recursive doubling" : "the trees";
-  if (Status s = runtime::connectAll(reqs); !s.isOk()) {
+  auto failAll = [&](const Status& failed) {
+    Status s = failed;
     s = std::move(s).withContext(strprintf("connecting %s", what));
     for (Comm* c : comms) (void)failOn(*c, s);
-    return s;
-  }
+  };
+  if (Status s = runtime::connectAll(reqs, nullptr, failAll); !s.isOk()) return std::move(s).withContext(strprintf("connecting %s", what));
   for (Comm* c : comms) {
     (doubling ? c->doublingConnected : c->treesConnected) = true;
     WEFT_INFO(log::kInit, "Connected all %s", doubling ? "recursive doubling peers" : "trees");

@@ -141,9 +141,11 @@ void replyAll(const std::vector<RootRecord>& arrived, const std::vector<std::opt
     if (code == Code::kSuccess) reply.next = byRank[static_cast<size_t>((r.rank + 1) % n)]->ring;
     std::snprintf(reply.message, sizeof(reply.message), "%s", message.c_str());
     // Not abortable: a rank that aborts right after its own answer must not cut the others'
-    // answers short (each rank listens for it already; a dead one costs this second).
+    // answers short (each rank listens for it already). 10 s: over a lossy link a lost SYN is
+    // sent again after 1 s and 3 s more, and a rank never answered waits until the init timeout;
+    // a dead rank's host refuses at once, an unreachable one costs these seconds.
     (void)stop;
-    Deadline dl = Deadline::in(std::chrono::seconds(1), nullptr, "sending the bootstrap root's answer to rank " +
+    Deadline dl = Deadline::in(std::chrono::seconds(10), nullptr, "sending the bootstrap root's answer to rank " +
                                                                     std::to_string(r.rank));
     auto fd = connectTo(r.reply, magic, SocketType::kBootstrap, dl);
     if (!fd.isOk() || !sendAll(fd->get(), &reply, sizeof(reply), dl, r.reply.str()).isOk())
@@ -177,8 +179,15 @@ void rootMain(Listener listen, uint64_t magic, std::chrono::steady_clock::time_p
       break;
     }
     RootRecord r{};
-    Deadline readDl = Deadline::in(std::chrono::seconds(5), stop.get(), "reading a rank's record at the root");
-    if (!recvAll(fd->get(), &r, sizeof(r), readDl, "a rank").isOk()) continue;
+    // The connection passed the job's magic: a rank of this job, whose record may be slow to come
+    // over a lossy link (a lost SYN and two lost segments are 9 s of TCP backoff). Dropped here, it
+    // would wait for the root's answer until the init timeout; so it gets the init's own deadline.
+    Deadline readDl = dl;
+    readDl.what = "reading a rank's record at the root";
+    if (!recvAll(fd->get(), &r, sizeof(r), readDl, "a rank").isOk()) {
+      if (stop->load()) return;
+      continue;
+    }
     if (byRank.empty()) {
       if (r.nranks < 1) continue;
       byRank.resize(static_cast<size_t>(r.nranks));

@@ -253,8 +253,10 @@ Status Comm::stoppedStatus(const std::string& what) {
   return Status(Code::kSystemError, strprintf("communicator aborted (weft_comm_abort) while %s", what.c_str()));
 }
 
-Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* deadline) {
-  std::vector<PendingConnection> pending;
+namespace {
+
+Status connectPending(const std::vector<ConnectRequest>& requests, const Deadline* deadline,
+                      std::vector<PendingConnection>& pending) {
   for (const ConnectRequest& r : requests) pending.push_back({r, nullptr, nullptr, nullptr, nullptr, false});
   auto deadlineOf = [deadline](const PendingConnection& p) {
     std::string what = strprintf("connecting rank %d to rank %d", p.req.comm->rank, p.req.peer);
@@ -293,6 +295,16 @@ Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* d
     ++c.connEpoch;
   }
   return Status::ok();
+}
+
+}  // namespace
+
+Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* deadline,
+                  const std::function<void(const Status&)>& beforeCleanup) {
+  std::vector<PendingConnection> pending;
+  Status s = connectPending(requests, deadline, pending);
+  if (!s.isOk() && beforeCleanup) beforeCleanup(s);
+  return s;  // `pending` (what was made of the connections) goes after
 }
 
 namespace {
@@ -398,7 +410,11 @@ Status connectRings(Comm& c, const Deadline& dl) {
     reqs.push_back({&c, 0, ch, prev, false});
     reqs.push_back({&c, 0, ch, next, true});
   }
-  WEFT_TRY(connectAll(reqs, &dl));
+  // A local failure (no room in /dev/shm) is this rank's error before its segments go away and
+  // the peers that looked for them report it as failed.
+  WEFT_TRY(connectAll(reqs, &dl, [&c](const Status& s) {
+    if (s.code() != Code::kRemoteError) c.fail(s, c.rank);
+  }));
   WEFT_INFO(log::kInit, "Connected all rings");
   return Status::ok();
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -196,7 +197,11 @@ struct ConnectRequest {
 };
 // `deadline` bounds the waits (init's WEFT_INIT_TIMEOUT); null: each communicator's operation
 // deadline (abortable, unbounded, as a point-to-point call waits for its peer).
-Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* deadline = nullptr);
+// `beforeCleanup` (if any) sees a failure while the connections made so far still exist: a
+// shared-memory segment is unlinked when its connection goes, and a peer that then finds it gone
+// reports this rank as failed; recording the local error first keeps the root cause here.
+Status connectAll(const std::vector<ConnectRequest>& requests, const Deadline* deadline = nullptr,
+                  const std::function<void(const Status&)>& beforeCleanup = {});
 
 // Split: a collective over `parent` (see weft_comm_split). Returns nullopt for
 // WEFT_SPLIT_NOCOLOR, else the new communicator's bootstrap handle, size and this rank's rank;

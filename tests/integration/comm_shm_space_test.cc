@@ -65,9 +65,11 @@ std::vector<RankOutcome> smallShmJob(int n) {
     std::string why = weft_last_error();
     if (rc != weftSuccess || result != 0) {
       if (rc == weftSuccess) {
+        // The communicator's own error, where it has more to say than the failed call's.
         weft_result_t async = weftSuccess;
         weft_comm_get_async_error(comm, &async);
-        why = weft_last_error();
+        std::string more = weft_last_error();
+        if (async != weftSuccess && !more.empty()) why = more;
       }
       bool devShm = contains(why.c_str(), "/dev/shm") && contains(why.c_str(), "NCCL_SHM_DISABLE=1") &&
                     contains(why.c_str(), "--shm-size");
@@ -109,7 +111,9 @@ void expectClearOutcomes(int mib, int n) {
   }
   // Either the job ran, or some rank said it was /dev/shm.
   if (t.failedWithReason > 0) {
-    EXPECT_GT(t.namedDevShm, 0) << "ranks failed, none named /dev/shm\n" << out[0].output;
+    std::string all;
+    for (const RankOutcome& o : out) all += o.output;
+    EXPECT_GT(t.namedDevShm, 0) << "ranks failed, none named /dev/shm\n" << all;
   }
   // Nothing left behind in the small /dev/shm.
   for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
