@@ -3,6 +3,7 @@
 // reserve its segment names /dev/shm, the bytes and the ways out; its peers name that rank) —
 // never a signal, never a hang, nothing left in /dev/shm. Each case runs in a mount namespace of
 // its own, made by the test (root only).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -82,17 +83,47 @@ std::vector<RankOutcome> smallShmJob(int n) {
   });
 }
 
-// Makes this test process's own mount namespace with a tmpfs of `mib` MiB on /dev/shm. The
-// process is this one test (ctest runs each case alone), so nothing else sees it.
-std::string privateDevShm(int mib) {
-  if (geteuid() != 0) return "needs root (mount namespaces)";
-  if (unshare(CLONE_NEWNS) != 0) return std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return std::string("make / private: ") + std::strerror(errno);
-  std::string opts = "size=" + std::to_string(mib) + "m,mode=1777";
-  if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0)
-    return std::string("mount tmpfs on /dev/shm: ") + std::strerror(errno);
-  return {};
-}
+// This test process in a mount namespace of its own with a tmpfs of `mib` MiB on /dev/shm, for
+// as long as the object lives: the destructor returns to the original namespace, so later tests of
+// the same binary (run without ctest, which runs each case alone) see the real /dev/shm again.
+class PrivateDevShm {
+ public:
+  explicit PrivateDevShm(int mib) {
+    if (geteuid() != 0) {
+      why_ = "needs root (mount namespaces)";
+      return;
+    }
+    original_ = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    if (original_ < 0) {
+      why_ = std::string("open /proc/self/ns/mnt: ") + std::strerror(errno);
+      return;
+    }
+    if (unshare(CLONE_NEWNS) != 0) {
+      why_ = std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
+      return;
+    }
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      why_ = std::string("make / private: ") + std::strerror(errno);
+      return;
+    }
+    std::string opts = "size=" + std::to_string(mib) + "m,mode=1777";
+    if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0)
+      why_ = std::string("mount tmpfs on /dev/shm: ") + std::strerror(errno);
+  }
+  ~PrivateDevShm() {
+    if (original_ < 0) return;
+    if (setns(original_, CLONE_NEWNS) != 0) ADD_FAILURE() << "could not return to the original mount namespace: " << std::strerror(errno);
+    close(original_);
+  }
+  PrivateDevShm(const PrivateDevShm&) = delete;
+  PrivateDevShm& operator=(const PrivateDevShm&) = delete;
+  // Empty when the private /dev/shm is in place, else why not.
+  const std::string& why() const { return why_; }
+
+ private:
+  int original_ = -1;
+  std::string why_;
+};
 
 void expectClearOutcomes(int mib, int n) {
   auto out = smallShmJob(n);
@@ -127,8 +158,8 @@ class SmallDevShm : public ::testing::TestWithParam<int> {};
 
 TEST_P(SmallDevShm, ClearErrorOrSuccessNeverASignal) {
   int mib = GetParam();
-  std::string why = privateDevShm(mib);
-  if (!why.empty()) GTEST_SKIP() << "cannot make a private /dev/shm: " << why;
+  PrivateDevShm shm(mib);
+  if (!shm.why().empty()) GTEST_SKIP() << "cannot make a private /dev/shm: " << shm.why();
   for (int n : {2, 4, 8}) expectClearOutcomes(mib, n);
 }
 
@@ -138,8 +169,8 @@ INSTANTIATE_TEST_SUITE_P(Sizes, SmallDevShm, ::testing::Values(8, 64),
 // The 2-rank job that fits in 64 MiB really runs there (so the test above is not vacuous), and
 // 8 ranks in 8 MiB really fail on space.
 TEST(SmallDevShmBounds, TwoRanksRunIn64MiBAndEightFailIn8MiB) {
-  std::string why = privateDevShm(64);
-  if (!why.empty()) GTEST_SKIP() << "cannot make a private /dev/shm: " << why;
+  PrivateDevShm shm(64);
+  if (!shm.why().empty()) GTEST_SKIP() << "cannot make a private /dev/shm: " << shm.why();
   auto fits = smallShmJob(2);
   EXPECT_EQ(failures(fits), "");
   ASSERT_EQ(umount("/dev/shm"), 0) << std::strerror(errno);
