@@ -17,7 +17,6 @@ script. Start the ranks in any of these ways (from the repository root, after bu
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -29,30 +28,10 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 import weft_torch  # noqa: F401  registers the "weft" backend
 
 
-def free_port():
-    """A free TCP port below the kernel's ephemeral range: a port bound to 0 and closed comes from
-    that range, and before the ranks' store binds it (seconds, while Python imports torch) any
-    process's outgoing connection or listener bound to port 0 may take it."""
-    import random
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            low = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        low = 32768
-    for _ in range(200):
-        port = random.randrange(max(1024, low - 12000), low)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free TCP port below %d" % low)
-
-
 def launch_local(nproc):
     """Starts `nproc` copies of this script as ranks 0..nproc-1 and waits for them."""
-    port = free_port()
+    # torchrun's default port, or MASTER_PORT when set.
+    port = int(os.environ.get("MASTER_PORT", "29500"))
     argv = [a for a in sys.argv[1:]]
     i = argv.index("--nproc")
     del argv[i:i + 2]
