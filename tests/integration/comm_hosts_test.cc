@@ -752,7 +752,12 @@ TEST(NetnsFaults, WeftStatusOnAPartitionedJobNamesTheUnreachableRank) {
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       sync.add(2);
       std::fprintf(stderr, "%s\n", o.out.c_str());
-      RANK_CHECK(o.rc == 0 && s < 1.5, "weft status: exit %d after %.2f s: %s", o.rc, s, o.out.c_str());
+#if defined(__SANITIZE_ADDRESS__)
+      constexpr double kLimit = 3.0;  // a sanitizer build's `weft` starts slower
+#else
+      constexpr double kLimit = 1.5;
+#endif
+      RANK_CHECK(o.rc == 0 && s < kLimit, "weft status: exit %d after %.2f s: %s", o.rc, s, o.out.c_str());
       RANK_CHECK(o.out.find("\"noAnswer\":[1]") != std::string::npos, "%s", o.out.c_str());
     }
     RANK_OK(weft_comm_abort(comm));
