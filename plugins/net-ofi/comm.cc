@@ -99,11 +99,21 @@ void Comm::opFailed(int slot, int err, const std::string& text) {
 }
 
 void Comm::track(Request* r) {
+  if (live_.empty() && !refused_) {
+    quietSince_ = Clock::now();
+    probeEvery_ = kFirstProbe;
+  }
+  refused_ = false;
+  live_.insert(r);
+}
+
+void Comm::noteRefused() {
+  if (refused_) return;
   if (live_.empty()) {
     quietSince_ = Clock::now();
     probeEvery_ = kFirstProbe;
   }
-  live_.insert(r);
+  refused_ = true;
 }
 
 std::chrono::steady_clock::duration Comm::probeDeadline() const {
@@ -121,7 +131,7 @@ weft_result_t Comm::probePeer() {
     if (rc != 0 && rc != -FI_EAGAIN) return fail(weftSystemError, std::string("fi_trecv for probes: ") + fiErrorText(static_cast<int>(rc)));
     probeRecvPosted_ = rc == 0;
   }
-  if (live_.empty()) return weftSuccess;
+  if (live_.empty() && !refused_) return weftSuccess;
   Clock::time_point now = Clock::now();
   if (probeStarted_) {
     // Delivered (or failed) probes end the round in opDone/opFailed; this one is still out.

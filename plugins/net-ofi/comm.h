@@ -98,6 +98,11 @@ class Comm : public OpOwner {
   std::chrono::steady_clock::duration probeDeadline() const;
   // Adds a request to the live set (the first one after a quiet spell restarts the probe clock).
   void track(Request* r);
+  // The provider refused to take a send now (-FI_EAGAIN). Over a connection to a dead peer rxm
+  // refuses every new send while it reconnects, forever: with nothing in flight the host would
+  // retry without end, so refusals count as waiting and the peer is probed as it is for a
+  // request in flight.
+  void noteRefused();
   // Liveness. A reliable-datagram receive is tied to no connection, so a receive from a dead
   // peer would wait forever; and a send may wait on the peer's part of a rendezvous. While
   // requests wait and nothing completes, a small message goes to the peer now and then (0.5 s,
@@ -124,6 +129,7 @@ class Comm : public OpOwner {
   uint64_t probeOut_ = 0, probeIn_ = 0;
   Op probeSendOp_, probeRecvOp_;
   bool probeStarted_ = false, probeInFlight_ = false, probeRecvPosted_ = false;
+  bool refused_ = false;  // the last send was refused and none was posted since
   uint64_t completions_ = 0, completionsSeen_ = 0;
   Clock::time_point quietSince_ = Clock::now();
   Clock::time_point probeSentAt_;  // the current probe's first attempt

@@ -22,7 +22,10 @@ weft_result_t SendComm::isend(void* data, size_t size, int tag, void* mhandle, v
   r->tags[0] = tags_.data(key_, tag);
   if (weft_result_t rc = describeBuffer(*r, 0, mhandle, FI_SEND); rc != weftSuccess) return rc;
   ssize_t rc = ep_->send(data, size, r->desc[0], peer_, r->tags[0], &r->ops[0]);
-  if (rc == -FI_EAGAIN) return progress();  // the provider's queue is full: "not now"
+  if (rc == -FI_EAGAIN) {  // the provider's queue is full, or it is reconnecting: "not now"
+    noteRefused();
+    return progress();
+  }
   if (rc != 0) {
     return fail(weftSystemError, std::string("fi_tsend of ") + std::to_string(size) + " bytes to " + peerName_ + ": " +
                                      fiErrorText(static_cast<int>(rc)));
