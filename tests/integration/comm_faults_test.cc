@@ -325,9 +325,9 @@ TEST(CommStrangers, GarbageAndSilentConnectionsOnEveryListeningPortAreIgnored) {
 
 TEST(CommJobs, TwoJobsSideBySideNeverCross) {
   auto job = [](int tag) {
-    JobSpec spec;
-    spec.nranks = 2;
-    return runJob(spec, [tag](int rank, const weft_unique_id_t& id) {
+    Job j;
+    j.spec.nranks = 2;
+    j.fn = [tag](int rank, const weft_unique_id_t& id) {
       weft_comm_t* comm = nullptr;
       RANK_OK(weft_comm_init_rank(&comm, 2, id, rank));
       std::vector<int> s(1 << 20, tag * 10 + rank), r(1 << 20, -1);
@@ -340,15 +340,13 @@ TEST(CommJobs, TwoJobsSideBySideNeverCross) {
       }
       RANK_OK(weft_comm_destroy(comm));
       return 0;
-    });
+    };
+    return j;
   };
-  std::vector<RankOutcome> a, b;
-  std::thread ta([&] { a = job(1); });
-  std::thread tb([&] { b = job(2); });
-  ta.join();
-  tb.join();
-  EXPECT_EQ(failures(a), "");
-  EXPECT_EQ(failures(b), "");
+  std::vector<std::vector<RankOutcome>> out = runJobs({job(1), job(2)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(failures(out[0]), "");
+  EXPECT_EQ(failures(out[1]), "");
 }
 
 TEST(CommFaults, ReceiveCountThatDiffersFromTheSendIsAnError) {

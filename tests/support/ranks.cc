@@ -77,67 +77,96 @@ int threadCount() {
 
 }  // namespace
 
-std::vector<RankOutcome> runJob(const JobSpec& specIn, const std::function<int(int, const weft_unique_id_t&)>& fn) {
-  JobSpec spec = specIn;
-  spec.parentThreads = threadCount();
-  if (const char* debug = std::getenv("WEFT_TEST_THREADS"); debug != nullptr && spec.parentThreads > 1)
-    std::fprintf(stderr, "runJob: the parent has %d threads\n", spec.parentThreads);
-  void* mem = mmap(nullptr, sizeof(SharedId), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  auto* shared = new (mem) SharedId{};
-  std::vector<RankOutcome> out(static_cast<size_t>(spec.nranks));
-  std::vector<std::string> files;
+std::vector<std::vector<RankOutcome>> runJobs(const std::vector<Job>& jobs) {
+  // Every fork happens here, on one thread: a child forked while another thread of this process
+  // held a lock (the sanitizer's allocator, stdio) would inherit it locked and hang.
+  int parentThreads = threadCount();
+  if (const char* debug = std::getenv("WEFT_TEST_THREADS"); debug != nullptr && parentThreads > 1)
+    std::fprintf(stderr, "runJob: the parent has %d threads\n", parentThreads);
+  struct Running {
+    JobSpec spec;
+    SharedId* shared = nullptr;
+    std::vector<RankOutcome> out;
+    std::vector<std::string> files;
+    std::vector<bool> reaped;
+    std::chrono::steady_clock::time_point until;
+    int left = 0;
+  };
+  std::vector<Running> run(jobs.size());
   std::fflush(stdout);
   std::fflush(stderr);
-  for (int r = 0; r < spec.nranks; ++r) {
-    char path[] = "/tmp/weft-rank-XXXXXX";
-    int fd = mkstemp(path);
-    files.emplace_back(path);
-    pid_t pid = fork();
-    if (pid == 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    Running& job = run[j];
+    job.spec = jobs[j].spec;
+    job.spec.parentThreads = parentThreads;
+    void* mem = mmap(nullptr, sizeof(SharedId), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    job.shared = new (mem) SharedId{};
+    job.out.resize(static_cast<size_t>(job.spec.nranks));
+    job.reaped.assign(job.out.size(), false);
+    job.left = job.spec.nranks;
+    for (int r = 0; r < job.spec.nranks; ++r) {
+      char path[] = "/tmp/weft-rank-XXXXXX";
+      int fd = mkstemp(path);
+      job.files.emplace_back(path);
+      pid_t pid = fork();
+      if (pid == 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+        childMain(job.spec, r, job.shared, jobs[j].fn);
+      }
       close(fd);
-      childMain(spec, r, shared, fn);
+      job.out[static_cast<size_t>(r)].pid = pid;
     }
-    close(fd);
-    out[static_cast<size_t>(r)].pid = pid;
+    job.until = std::chrono::steady_clock::now() + job.spec.deadline;
   }
-  auto until = std::chrono::steady_clock::now() + spec.deadline;
-  int left = spec.nranks;
-  std::vector<bool> reaped(out.size(), false);
-  while (left > 0) {
+  auto busy = [&] {
+    for (const Running& job : run)
+      if (job.left > 0) return true;
+    return false;
+  };
+  while (busy()) {
     bool any = false;
-    // Only this job's children: two jobs may run side by side in one test.
-    for (size_t r = 0; r < out.size(); ++r) {
-      if (reaped[r]) continue;
-      int status = 0;
-      if (waitpid(out[r].pid, &status, WNOHANG) != out[r].pid) continue;
-      if (WIFEXITED(status)) out[r].exitCode = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) out[r].signal = WTERMSIG(status);
-      reaped[r] = true;
-      any = true;
-      --left;
-    }
-    if (any) continue;
-    if (std::chrono::steady_clock::now() > until) {
-      for (RankOutcome& o : out) {
-        if (o.exitCode == -1 && o.signal == 0) {
+    for (Running& job : run) {
+      if (job.left == 0) continue;
+      // Only this job's children: the test process may have others.
+      for (size_t r = 0; r < job.out.size(); ++r) {
+        if (job.reaped[r]) continue;
+        int status = 0;
+        if (waitpid(job.out[r].pid, &status, WNOHANG) != job.out[r].pid) continue;
+        if (WIFEXITED(status)) job.out[r].exitCode = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) job.out[r].signal = WTERMSIG(status);
+        job.reaped[r] = true;
+        any = true;
+        --job.left;
+      }
+      if (job.left > 0 && std::chrono::steady_clock::now() > job.until) {
+        for (size_t r = 0; r < job.out.size(); ++r) {
+          RankOutcome& o = job.out[r];
+          if (job.reaped[r]) continue;
           o.timedOut = true;
           kill(o.pid, SIGKILL);
+          waitpid(o.pid, nullptr, 0);
         }
+        job.left = 0;
       }
-      for (RankOutcome& o : out)
-        if (o.timedOut) waitpid(o.pid, nullptr, 0);
-      break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  for (size_t r = 0; r < out.size(); ++r) {
-    out[r].output = readFile(files[r]);
-    unlink(files[r].c_str());
+  std::vector<std::vector<RankOutcome>> outs;
+  for (Running& job : run) {
+    for (size_t r = 0; r < job.out.size(); ++r) {
+      job.out[r].output = readFile(job.files[r]);
+      unlink(job.files[r].c_str());
+    }
+    munmap(job.shared, sizeof(SharedId));
+    outs.push_back(std::move(job.out));
   }
-  munmap(mem, sizeof(SharedId));
-  return out;
+  return outs;
+}
+
+std::vector<RankOutcome> runJob(const JobSpec& spec, const std::function<int(int, const weft_unique_id_t&)>& fn) {
+  return runJobs({Job{spec, fn}}).front();
 }
 
 std::string failures(const std::vector<RankOutcome>& out) {

@@ -41,6 +41,15 @@ struct JobSpec {
 // to the others through shared memory. fn returns the child's exit code (0: pass).
 std::vector<RankOutcome> runJob(const JobSpec& spec, const std::function<int(int rank, const weft_unique_id_t& id)>& fn);
 
+// Several jobs side by side, each with its own id and deadline: all are forked from the calling
+// thread (never run runJob on two threads at once: a child forked while another thread holds a
+// lock inherits it locked), then waited for together. One outcome list per job, in order.
+struct Job {
+  JobSpec spec;
+  std::function<int(int rank, const weft_unique_id_t& id)> fn;
+};
+std::vector<std::vector<RankOutcome>> runJobs(const std::vector<Job>& jobs);
+
 // Counters the forked ranks share (anonymous shared memory made before runJob forks them), for
 // barriers with a deadline: "every rank has seen its error before anyone aborts".
 class SharedCounters {
