@@ -7,7 +7,7 @@ BUILD=${1:-build/fuzz}
 SECONDS_PER_TARGET=${2:-20}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CORPUS=${WEFT_CORPUS_DIR:-$ROOT/../shared/corpus}
-CC=clang CXX=clang++ cmake -G Ninja -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+CC=clang CXX=clang++ cmake -G Ninja -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WITH_CUDA=OFF \
   -DWEFT_BUILD_FUZZERS=ON -DWEFT_BUILD_BENCH=OFF -DWEFT_WITH_IB=OFF -DWEFT_WITH_OFI=OFF >/dev/null
 targets=$(cmake --build "$BUILD" --target help | sed -n 's/^\(weft_fuzz_[a-z0-9_]*\):.*/\1/p' | sort -u)
 if [ -z "$targets" ]; then echo "no fuzz targets"; exit 0; fi

@@ -16,7 +16,11 @@
 
 // Forced inline when optimising: the compiler's size heuristics otherwise keep the longer ones
 // out of line in the many reduction loops that call them, and a call blocks vectorisation.
-#if defined(__OPTIMIZE__)
+// Under nvcc the same functions are __host__ __device__: the CUDA kernels (core/device) reduce
+// with them.
+#if defined(__CUDACC__)
+#define WEFT_COLL_INLINE __host__ __device__ __forceinline__
+#elif defined(__OPTIMIZE__)
 #define WEFT_COLL_INLINE inline __attribute__((always_inline))
 #else
 #define WEFT_COLL_INLINE inline

@@ -1,0 +1,87 @@
+// What one collective's kernel launch reads: plain structs with fixed-width fields, laid out the
+// same by nvcc and by the host compiler, made by the host (core/device/plan.h) in memory the
+// kernel can read (device memory on a GPU, host memory under the emulation).
+//
+// One CTA per channel, as in NCCL. A channel runs one lane (a ring) or two at once (a tree's reduce
+// up and broadcast down, NCCL's runTreeSplit), each on its own share of the block's threads. A lane
+// is a list of steps (core/coll/schedule.h's, written once for host and device) over at most three
+// receive and three send connections, each a FIFO of kSteps slots with NCCL's head/tail credits.
+#pragma once
+
+#include <cstdint>
+
+namespace weft::device {
+
+inline constexpr int kSteps = 8;   // NCCL_STEPS: slots per connection
+inline constexpr int kMaxFan = 3;  // NCCL_MAX_TREE_ARITY: peers one primitive receives from or sends to
+inline constexpr int kMaxLanes = 2;
+
+// The primitives, numbered as core/coll/schedule.h's Prim.
+enum DevPrim : uint8_t {
+  kDevSend,
+  kDevCopySend,
+  kDevRecv,
+  kDevRecvReduceSend,
+  kDevRecvReduceCopySend,
+  kDevRecvCopySend,
+  kDevRecvReduceCopy,
+};
+
+enum DevStepFlags : uint8_t {
+  kStepFromOutput = 1,   // the local operand is the output at `out` (a partial result)
+  kStepRemoteFirst = 2,  // received (+) local
+  kStepPartial = 4,      // not the element's last reduction: no post-op
+};
+
+struct DevStep {
+  uint64_t in;     // element offset in the send buffer
+  uint64_t out;    // element offset in the receive buffer
+  uint64_t count;  // elements, moved one slot (stepBytes) at a time
+  uint8_t prim;    // DevPrim
+  uint8_t flags;   // DevStepFlags
+  uint8_t pad[6];
+};
+
+// One end of one connection. The FIFO and `tail` live with the receiver, `head` with the sender;
+// each end polls its own counter and stores into the other's. Slot s of the FIFO is at
+// buff + (s % kSteps) * stepBytes.
+struct DevConn {
+  char* buff;
+  uint64_t* tail;  // the sender stores step + 1 when a slot is full
+  uint64_t* head;  // the receiver stores step + 1 when a slot is free again
+  uint64_t step;   // steps this end has moved so far: kept between launches (the kernel writes it back)
+};
+
+struct DevLane {
+  DevConn recv[kMaxFan];
+  DevConn send[kMaxFan];
+  const DevStep* steps;
+  uint32_t nSteps;
+  uint8_t nRecv;
+  uint8_t nSend;
+  uint8_t pad[2];
+  uint64_t aborted;  // set by the lane's leader when it saw the abort flag: every thread leaves
+};
+
+struct DevChannel {
+  DevLane lanes[kMaxLanes];
+  uint32_t nLanes;
+  uint32_t pad;
+};
+
+// Reduction kinds: core/coll/reduce.h's RedKind with Min and Max apart.
+enum DevRed : uint8_t { kDevSum, kDevProd, kDevMax, kDevMin, kDevPreMulSum, kDevSumPostDiv };
+
+struct DevWork {
+  const void* sendbuff;
+  void* recvbuff;
+  DevChannel* channels;      // gridDim.x of them: block b runs channels[b]
+  const uint64_t* abortFlag; // non-zero: every lane stops at its next wait
+  uint64_t redArg;           // RedOp::arg (PreMulSum's scalar bits, SumPostDiv's nRanks << 1 | signed)
+  uint32_t stepBytes;        // bytes per slot (all connections of the launch)
+  uint8_t type;              // weft_datatype_t
+  uint8_t red;               // DevRed
+  uint8_t pad[2];
+};
+
+}  // namespace weft::device
