@@ -65,6 +65,42 @@ WEFT_DEV T loadSlot(const T* p) {
 #endif
 }
 
+// LL lines: {data1, flag1, data2, flag2}. One 16-byte volatile store and load on the GPU, so a
+// reader sees a line whole or not at all; on the host the data halves are plain and the flags
+// release-stored after them and acquire-loaded before them.
+WEFT_DEV void storeLine(uint32_t* line, uint64_t data, uint32_t flag) {
+#if defined(__CUDACC__)
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(line), "r"(static_cast<uint32_t>(data)),
+               "r"(flag), "r"(static_cast<uint32_t>(data >> 32)), "r"(flag)
+               : "memory");
+#else
+  line[0] = static_cast<uint32_t>(data);
+  line[2] = static_cast<uint32_t>(data >> 32);
+  std::atomic_ref<uint32_t>(line[1]).store(flag, std::memory_order_release);
+  std::atomic_ref<uint32_t>(line[3]).store(flag, std::memory_order_release);
+#endif
+}
+
+// True, with the line's 8 data bytes, when both of its flags are `flag`.
+WEFT_DEV bool loadLine(const uint32_t* line, uint32_t flag, uint64_t* data) {
+#if defined(__CUDACC__)
+  uint32_t d1, f1, d2, f2;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(d1), "=r"(f1), "=r"(d2), "=r"(f2)
+               : "l"(line)
+               : "memory");
+  if (f1 != flag || f2 != flag) return false;
+  *data = d1 | static_cast<uint64_t>(d2) << 32;
+  return true;
+#else
+  uint32_t* l = const_cast<uint32_t*>(line);
+  if (std::atomic_ref<uint32_t>(l[1]).load(std::memory_order_acquire) != flag) return false;
+  if (std::atomic_ref<uint32_t>(l[3]).load(std::memory_order_acquire) != flag) return false;
+  *data = l[0] | static_cast<uint64_t>(l[2]) << 32;
+  return true;
+#endif
+}
+
 // Between two polls of a flag: nothing on the GPU (the next poll goes to memory anyway), a yield
 // on the host, where far more emulated threads than cores may spin at once.
 WEFT_DEV void spinPause() {

@@ -42,11 +42,13 @@ struct DevStep {
   uint8_t pad[6];
 };
 
-// One end of one connection. The FIFO and `tail` live with the receiver, `head` with the sender;
-// each end polls its own counter and stores into the other's. Slot s of the FIFO is at
-// buff + (s % kSteps) * stepBytes.
+// One end of one connection. The FIFOs and `tail` live with the receiver, `head` with the sender;
+// each end polls its own counter and stores into the other's. Slot s of a FIFO is at
+// buff + (s % kSteps) * stepBytes. Both protocols count the same steps (NCCL's conn->step), each
+// in its own FIFO.
 struct DevConn {
-  char* buff;
+  char* buff;      // Simple: kSteps slots of DevWork::stepBytes
+  char* buffLL;    // LL: kSteps slots of DevWork::stepBytes of 16-byte lines (half of it data)
   uint64_t* tail;  // the sender stores step + 1 when a slot is full
   uint64_t* head;  // the receiver stores step + 1 when a slot is free again
   uint64_t step;   // steps this end has moved so far: kept between launches (the kernel writes it back)
@@ -69,6 +71,12 @@ struct DevChannel {
   uint32_t pad;
 };
 
+// NCCL's protocols. Simple: a slot is data, published with a fence and `tail`. LL: a slot is
+// 16-byte lines {data1, flag1, data2, flag2} (u32 each), flag = step + 1 in both halves, written in
+// one store and polled by the receiving threads themselves: no fence, no tail; 8 data bytes per
+// line, so a slot carries stepBytes / 2.
+enum DevProto : uint8_t { kDevSimple, kDevLL };
+
 // Reduction kinds: core/coll/reduce.h's RedKind with Min and Max apart.
 enum DevRed : uint8_t { kDevSum, kDevProd, kDevMax, kDevMin, kDevPreMulSum, kDevSumPostDiv };
 
@@ -78,10 +86,11 @@ struct DevWork {
   DevChannel* channels;      // gridDim.x of them: block b runs channels[b]
   const uint64_t* abortFlag; // non-zero: every lane stops at its next wait
   uint64_t redArg;           // RedOp::arg (PreMulSum's scalar bits, SumPostDiv's nRanks << 1 | signed)
-  uint32_t stepBytes;        // bytes per slot (all connections of the launch)
+  uint32_t stepBytes;        // bytes per slot (all connections of the launch; LL: of lines)
   uint8_t type;              // weft_datatype_t
   uint8_t red;               // DevRed
-  uint8_t pad[2];
+  uint8_t proto;             // DevProto
+  uint8_t pad;
 };
 
 }  // namespace weft::device

@@ -24,11 +24,14 @@ std::string collName(Coll c) {
   return n[static_cast<int>(c)];
 }
 
+size_t slotDataBytes(const Case& c) { return c.proto == kDevLL ? c.stepBytes / 2 : c.stepBytes; }
+
 std::string describe(const Case& c) {
   return collName(c.coll) + (c.algo == Algo::kTree ? " tree" : " ring") + " type " +
          std::to_string(c.type) + " op " + std::to_string(c.userOp) + " ranks " + std::to_string(c.nranks) +
          " channels " + std::to_string(c.nchannels) + " count " + std::to_string(c.count) +
-         (c.inPlace ? " in place" : " out of place") + " root " + std::to_string(c.root);
+         (c.inPlace ? " in place" : " out of place") + " root " + std::to_string(c.root) +
+         (c.proto == kDevLL ? " LL" : " Simple");
 }
 
 // Channel c's ring: ranks in order on even channels, reversed on odd ones.
@@ -77,7 +80,9 @@ Lanes plan(const Case& c) {
   sa.coll = c.coll;
   sa.countPerRank = c.count;
   const bool stepChunks = c.algo == Algo::kTree || c.coll == Coll::kBroadcast || c.coll == Coll::kReduce;
-  sa.chunkElems = std::max<size_t>(1, c.stepBytes * (stepChunks ? 1 : 4) / elt);
+  // LL moves a chunk in one step (NCCL's LL chunking), Simple's rings in four.
+  const bool oneStep = stepChunks || c.proto == kDevLL;
+  sa.chunkElems = std::max<size_t>(1, slotDataBytes(c) * (oneStep ? 1 : 4) / elt);
   sa.alignElems = std::max<size_t>(1, 16 / elt);
   sa.root = c.root;
   const bool perRank = coll::countIsPerRank(c.coll);
@@ -173,7 +178,7 @@ void reduceAll(const RedOp& op, void* dst, const void* local, const std::vector<
 
 void referenceRun(const Case& c, const RedOp& op, const Lanes& lanes, Buffers& b) {
   const size_t elt = coll::typeSize(c.type);
-  const size_t slotElems = c.stepBytes / elt;
+  const size_t slotElems = slotDataBytes(c) / elt;
   using Key = std::tuple<size_t, int, int>;  // channel, sender, receiver
   std::map<Key, std::deque<std::vector<char>>> fifo;
   struct Cursor {
@@ -276,11 +281,11 @@ bool wireChannels(const Case& c, const Lanes& lanes, const std::function<ConnMem
         dl.nSend = static_cast<uint8_t>(ls[li].sendTo.size());
         for (size_t i = 0; i < ls[li].recvFrom.size(); ++i) {
           ConnMemory k = connOf(ch, ls[li].recvFrom[i], r);
-          dl.recv[i] = DevConn{k.buff, k.tail, k.head, 0};
+          dl.recv[i] = DevConn{k.buff, k.buffLL, k.tail, k.head, 0};
         }
         for (size_t i = 0; i < ls[li].sendTo.size(); ++i) {
           ConnMemory k = connOf(ch, r, ls[li].sendTo[i]);
-          dl.send[i] = DevConn{k.buff, k.tail, k.head, 0};
+          dl.send[i] = DevConn{k.buff, k.buffLL, k.tail, k.head, 0};
         }
       }
     }

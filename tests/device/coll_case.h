@@ -29,12 +29,15 @@ struct Case {
   size_t count = 1001;  // per rank for AllGather and ReduceScatter
   bool inPlace = false;
   int root = 0;
-  uint32_t stepBytes = 64;
+  uint32_t stepBytes = 64;  // a slot: data for Simple, 16-byte lines (half data) for LL
+  DevProto proto = kDevSimple;
   unsigned nthreads = 8;
   int repeats = 2;  // launches back to back on the same connections (steps carry over)
 };
 
 std::string describe(const Case& c);
+// The data one slot carries: stepBytes, or half of it in LL lines.
+size_t slotDataBytes(const Case& c);
 std::string collName(coll::Coll c);
 
 // One lane of one rank: its steps and its peers.
@@ -67,9 +70,10 @@ Buffers makeBuffers(const Case& c, uint32_t seed);
 // The reference: fills b's outputs as the host path would (fails the test if it deadlocks).
 void referenceRun(const Case& c, const coll::RedOp& op, const Lanes& lanes, Buffers& b);
 
-// Where a connection's FIFO (kSteps slots of c.stepBytes) and counters are (zeroed).
+// Where a connection's FIFOs (kSteps slots of c.stepBytes each) and counters are (zeroed).
 struct ConnMemory {
   char* buff;
+  char* buffLL;
   uint64_t* tail;
   uint64_t* head;
 };

@@ -37,7 +37,7 @@ using namespace weft::device::devtest;
 // ---- the kernel on host threads ----
 
 struct Conn {
-  std::vector<char> buff;
+  std::vector<char> buff, buffLL;
   alignas(64) uint64_t tail = 0;
   alignas(64) uint64_t head = 0;
 };
@@ -54,7 +54,8 @@ bool kernelRun(const Case& c, const RedOp& op, const Lanes& lanes, std::vector<B
         conns.push_back(std::make_unique<Conn>());
         Conn& k = *conns.back();
         k.buff.assign(static_cast<size_t>(kSteps) * c.stepBytes, 0);
-        return ConnMemory{k.buff.data(), &k.tail, &k.head};
+        k.buffLL.assign(static_cast<size_t>(kSteps) * c.stepBytes, 0);
+        return ConnMemory{k.buff.data(), k.buffLL.data(), &k.tail, &k.head};
       },
       [&](const std::vector<DevStep>& ds) {
         steps.push_back(std::make_unique<std::vector<DevStep>>(ds));
@@ -83,6 +84,7 @@ bool kernelRun(const Case& c, const RedOp& op, const Lanes& lanes, std::vector<B
         w.abortFlag = &abortFlag;
         w.redArg = op.arg;
         w.stepBytes = c.stepBytes;
+        w.proto = c.proto;
         w.type = static_cast<uint8_t>(c.type);
         w.red = devRed(op);
         if (nch > 0) {
@@ -149,12 +151,14 @@ class DeviceEmuColl : public ::testing::TestWithParam<std::tuple<Coll, int, int>
 
 TEST_P(DeviceEmuColl, EqualsTheHostPathBitForBit) {
   auto [coll, nranks, nchannels] = GetParam();
-  for (bool inPlace : {false, true}) {
+  // Simple out of place and in place, then LL (in place on an even number of ranks).
+  for (int variant = 0; variant < 3; ++variant) {
     Case c;
     c.coll = coll;
     c.nranks = nranks;
     c.nchannels = nchannels;
-    c.inPlace = inPlace;
+    c.inPlace = variant == 1 || (variant == 2 && nranks % 2 == 0);
+    c.proto = variant == 2 ? kDevLL : kDevSimple;
     c.root = nranks - 1;
     // Enough traffic for two channels (NCCL's cells are 16 KiB), an odd count.
     c.count = nchannels > 1 ? 5001 : 1001;
@@ -193,6 +197,20 @@ TEST_P(DeviceEmuTypes, EveryOperatorRingAndTree) {
       if (::testing::Test::HasFailure()) return;
     }
   }
+  // LL: every element width packed into 8-byte lines, ring and tree.
+  for (Algo algo : {Algo::kRing, Algo::kTree}) {
+    for (int op : {weftSum, weftAvg}) {
+      Case c;
+      c.algo = algo;
+      c.type = GetParam();
+      c.userOp = op;
+      c.nranks = 3;
+      c.count = 333;
+      c.proto = kDevLL;
+      runCase(c);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
   // Avg's last reduction (the post-op, integer SumPostDiv) and first (PreMulSum) where ReduceScatter
   // and Reduce make them: recvReduceCopy.
   for (Coll coll : {Coll::kReduceScatter, Coll::kReduce}) {
@@ -218,12 +236,13 @@ class DeviceEmuTree : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(DeviceEmuTree, AllReduceEqualsTheHostPathBitForBit) {
   auto [nranks, nchannels] = GetParam();
-  for (bool inPlace : {false, true}) {
+  for (int variant = 0; variant < 3; ++variant) {
     Case c;
     c.algo = Algo::kTree;
     c.nranks = nranks;
     c.nchannels = nchannels;
-    c.inPlace = inPlace;
+    c.inPlace = variant == 1;
+    c.proto = variant == 2 ? kDevLL : kDevSimple;
     c.count = nchannels > 1 ? 5001 : 1001;
     c.stepBytes = nchannels > 1 ? 256 : 64;
     runCase(c);
@@ -255,8 +274,8 @@ TEST(DeviceEmu, AbortFlagStopsAKernelWaitingForAMissingPeer) {
   ch.lanes[0].nSteps = static_cast<uint32_t>(ds.size());
   ch.lanes[0].nRecv = 1;
   ch.lanes[0].nSend = 1;
-  ch.lanes[0].recv[0] = DevConn{in.buff.data(), &in.tail, &in.head, 0};
-  ch.lanes[0].send[0] = DevConn{out.buff.data(), &out.tail, &out.head, 0};
+  ch.lanes[0].recv[0] = DevConn{in.buff.data(), in.buff.data(), &in.tail, &in.head, 0};
+  ch.lanes[0].send[0] = DevConn{out.buff.data(), out.buff.data(), &out.tail, &out.head, 0};
   uint64_t abortFlag = 0;
   DevWork w{};
   w.sendbuff = b.in(c, 0);

@@ -63,8 +63,8 @@ void runOnGpu(const Case& c) {
   ASSERT_TRUE(wireChannels(
       c, lanes,
       [&](size_t, int, int) {
-        return ConnMemory{mem.alloc<char>(static_cast<size_t>(kSteps) * c.stepBytes), mem.alloc<uint64_t>(8),
-                          mem.alloc<uint64_t>(8)};
+        const size_t fifo = static_cast<size_t>(kSteps) * c.stepBytes;
+        return ConnMemory{mem.alloc<char>(fifo), mem.alloc<char>(fifo), mem.alloc<uint64_t>(8), mem.alloc<uint64_t>(8)};
       },
       [&](const std::vector<DevStep>& ds) {
         DevStep* d = mem.alloc<DevStep>(ds.size() * sizeof(DevStep));
@@ -109,6 +109,7 @@ void runOnGpu(const Case& c) {
       w.abortFlag = abortFlag;
       w.redArg = op.arg;
       w.stepBytes = c.stepBytes;
+      w.proto = c.proto;
       w.type = static_cast<uint8_t>(c.type);
       w.red = devRed(op);
       CUDA_OK(static_cast<cudaError_t>(
@@ -144,15 +145,17 @@ class GpuColl : public ::testing::TestWithParam<std::tuple<Coll, int>> {};
 TEST_P(GpuColl, RanksSharingOneGpuEqualTheHostPath) {
   NEED_GPU();
   auto [coll, nranks] = GetParam();
-  for (bool inPlace : {false, true}) {
+  // Simple out of place and in place; LL (NCCL's 64 KiB of lines per step) on a smaller count.
+  for (int variant = 0; variant < 3; ++variant) {
     Case c;
     c.coll = coll;
     c.nranks = nranks;
     c.nchannels = 2;
-    c.inPlace = inPlace;
+    c.inPlace = variant == 1;
+    c.proto = variant == 2 ? kDevLL : kDevSimple;
     c.root = nranks - 1;
-    c.count = (size_t{1} << 20) + 3;  // 4 MiB of floats and an odd tail
-    c.stepBytes = 128 << 10;
+    c.count = variant == 2 ? (size_t{1} << 16) + 3 : (size_t{1} << 20) + 3;  // 4 MiB of floats, an odd tail
+    c.stepBytes = variant == 2 ? 64 << 10 : 128 << 10;
     c.nthreads = 256;
     runOnGpu(c);
     if (::testing::Test::HasFailure()) return;
@@ -167,13 +170,14 @@ INSTANTIATE_TEST_SUITE_P(Ring, GpuColl,
                            return collName(std::get<0>(p.param)) + "_" + std::to_string(std::get<1>(p.param)) + "ranks";
                          });
 
-TEST(GpuColl, TreeAllReduceAndEveryTypeEqualTheHostPath) {
+TEST(GpuColl, EveryTypeRingAndTreeSimpleAndLLEqualTheHostPath) {
   NEED_GPU();
   for (weft_datatype_t type : {weftInt8, weftUint8, weftInt32, weftUint32, weftInt64, weftUint64, weftFloat16,
                                weftFloat32, weftFloat64, weftBfloat16, weftFloat8e4m3, weftFloat8e5m2}) {
-    for (Algo algo : {Algo::kRing, Algo::kTree}) {
+    for (int variant = 0; variant < 4; ++variant) {
       Case c;
-      c.algo = algo;
+      c.algo = variant % 2 == 0 ? Algo::kRing : Algo::kTree;
+      c.proto = variant < 2 ? kDevSimple : kDevLL;
       c.type = type;
       c.userOp = weftAvg;
       c.nranks = 3;
