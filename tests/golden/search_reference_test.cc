@@ -8,6 +8,7 @@
 #include "core/topo/offline.h"
 #include "tests/golden/float_reference.h"
 #include "tests/support/corpus.h"
+#include "tests/support/sanitizer.h"
 
 namespace weft::topo {
 namespace {
@@ -15,7 +16,8 @@ namespace {
 TEST(SearchFloatReference, FastSearchEqualsTheFloatSearchOnEveryCorpusTopology) {
   WEFT_REQUIRE_CORPUS();
   int compared = 0;
-  for (const auto& file : test::corpusTopologies()) {
+  constexpr size_t kStride = 3;  // of the corpus under a sanitizer
+  for (const auto& file : test::sampleUnderSanitizer(test::corpusTopologies(), kStride, "corpus topologies")) {
     auto topo = TopoXml::load(file.string());
     if (!topo.isOk()) continue;
     for (int nodes : {1, 2}) {
@@ -32,7 +34,7 @@ TEST(SearchFloatReference, FastSearchEqualsTheFloatSearchOnEveryCorpusTopology) 
       }
     }
   }
-  EXPECT_GE(compared, 120) << "too few corpus topologies built: is the corpus complete?";
+  EXPECT_GE(compared, test::expectedUnderSanitizer(120, kStride)) << "too few corpus topologies built: is the corpus complete?";
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "core/topo/offline.h"
 #include "tests/golden/float_reference.h"
 #include "tests/support/corpus.h"
+#include "tests/support/sanitizer.h"
 
 namespace weft::topo {
 namespace {
@@ -150,7 +151,8 @@ TEST_P(SearchVariants, FastSearchEqualsTheFloatSearch) {
   WEFT_REQUIRE_CORPUS();
   const Variant& v = variants()[GetParam()];
   int compared = 0, applied = 0;
-  for (const auto& file : test::corpusTopologies()) {
+  constexpr size_t kStride = 3;  // of the corpus under a sanitizer
+  for (const auto& file : test::sampleUnderSanitizer(test::corpusTopologies(), kStride, "corpus topologies")) {
     auto topo = TopoXml::load(file.string());
     if (!topo.isOk()) continue;
     TopoXml changed = *topo;
@@ -168,7 +170,7 @@ TEST_P(SearchVariants, FastSearchEqualsTheFloatSearch) {
   }
   std::printf("[ variant  ] %s: %d corpus topologies changed, %d fast/reference comparisons\n", v.name, applied,
               compared);
-  EXPECT_GE(compared, 16) << "too few variants built: is the corpus complete?";
+  EXPECT_GE(compared, test::expectedUnderSanitizer(16, kStride)) << "too few variants built: is the corpus complete?";
 }
 
 INSTANTIATE_TEST_SUITE_P(CorpusVariants, SearchVariants, ::testing::Range<size_t>(0, 10),
