@@ -11,6 +11,7 @@
 #include "core/config/values.h"
 #include "core/coll/algorithm.h"
 #include "core/coll/run.h"
+#include "core/device/comm_device.h"
 #include "core/runtime/p2p.h"
 #include "weft/weft.h"
 
@@ -52,7 +53,8 @@ Status enqueue(const char* what, weft_comm_t* comm, void* stream, const void* se
   WEFT_ASSIGN_OR_RETURN(CallScope scope, enterComm(comm, what));
   Comm& c = commOf(comm);
   WEFT_TRY(readyForWork(c, what));
-  if (stream != nullptr) return invalidArgument(std::string(what) + ": stream must be NULL: weft moves host memory only in this version");
+  // GPU buffers go to the device path (a kernel enqueued on the stream), host ones to the host's.
+  WEFT_ASSIGN_OR_RETURN(bool onDevice, device::usesDevice(what, send, recv, a.count, stream));
   bool perRank = a.coll == coll::Coll::kAllGather || a.coll == coll::Coll::kReduceScatter;
   size_t n = perRank ? static_cast<size_t>(c.nranks) : 1;
   if (a.count > SIZE_MAX / elt / n) return invalidArgument(strprintf("%s: count %zu overflows a byte count", what, a.count));
@@ -78,6 +80,8 @@ Status enqueue(const char* what, weft_comm_t* comm, void* stream, const void* se
   a.doubling = choice.doubling;
   a.proto = choice.proto;
   a.channels = choice.channels;
+  // A device collective is enqueued on its stream at once, inside a group as well: nothing waits.
+  if (onDevice) return device::enqueueCollective(c, a, stream);
   if (runtime::threadGroup().depth > 0) {
     groupCollectives().push_back({&c, a});
     return Status::ok();

@@ -530,13 +530,17 @@ std::vector<Lane> lanesOf(const Comm& comm, const CollArgs& a, const ScheduleArg
   return lanes;
 }
 
-Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm, size_t* nParts) {
+}  // namespace
+
+std::vector<PlannedLane> planLanes(const Comm& comm, const CollArgs& a, size_t slotBytes, bool oneStepChunks,
+                                   size_t* nParts) {
   size_t elt = typeSize(a.type);
   ScheduleArgs sa;
   sa.coll = a.coll;
   sa.countPerRank = a.count;
-  bool stepChunks = a.doubling || a.algo == config::Algo::kTree || a.coll == Coll::kBroadcast || a.coll == Coll::kReduce;
-  sa.chunkElems = std::max<size_t>(1, comm.stepSize * (stepChunks ? 1 : kRingChunkSteps) / elt);
+  bool stepChunks = oneStepChunks || a.doubling || a.algo == config::Algo::kTree || a.coll == Coll::kBroadcast ||
+                    a.coll == Coll::kReduce;
+  sa.chunkElems = std::max<size_t>(1, slotBytes * (stepChunks ? 1 : kRingChunkSteps) / elt);
   sa.alignElems = std::max<size_t>(1, 16 / elt);
   sa.root = a.root;
   bool perRank = countIsPerRank(a.coll);
@@ -545,11 +549,32 @@ Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm
   int budget = a.channels > 0 ? a.channels : channelsFor(comm, traffic);
   std::vector<Part> parts = channelParts(a.count, elt, tpb, budget, comm.channels.nChannels);
   *nParts = parts.size();
+  std::vector<PlannedLane> out;
+  for (int c = 0; c < static_cast<int>(parts.size()); ++c)
+    for (Lane& lane : lanesOf(comm, a, sa, c, parts[static_cast<size_t>(c)]))
+      if (!lane.steps.empty()) out.push_back(PlannedLane{c, std::move(lane)});
+  return out;
+}
+
+void logTuning(const Comm& comm, const CollArgs& a, size_t nParts) {
+  if (comm.rank != 0 || nParts == 0) return;
+  // NCCL's line (enqueue.cc, rank 0), with its upper-case names (and weft's RECURSIVE_DOUBLING).
+  static const char* const kProto[] = {"LL", "LL128", "SIMPLE"};
+  const char* algo = a.doubling ? "RECURSIVE_DOUBLING" : a.algo == config::Algo::kTree ? "TREE" : "RING";
+  WEFT_INFO(log::kTuning, "%s: %zu Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%zu}",
+            config::funcName(funcOf(a.coll)), a.count * typeSize(a.type), algo, kProto[static_cast<int>(a.proto)],
+            nParts - 1);
+}
+
+namespace {
+
+Result<std::vector<ChannelRun>> plan(Comm& comm, const CollArgs& a, bool* allShm, size_t* nParts) {
   std::vector<ChannelRun> runs;
   *allShm = true;
-  for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
-    for (Lane& lane : lanesOf(comm, a, sa, c, parts[static_cast<size_t>(c)])) {
-      if (lane.steps.empty()) continue;
+  for (PlannedLane& pl : planLanes(comm, a, comm.stepSize, false, nParts)) {
+    const int c = pl.channel;
+    Lane& lane = pl.lane;
+    {
       ChannelRun r;
       r.channel = c;
       r.steps = std::move(lane.steps);
@@ -615,14 +640,7 @@ Result<std::vector<ChannelRun>*> cachedPlan(Comm& comm, const CollArgs& a, bool*
     cache->key = key;
     cache->valid = true;
   }
-  if (comm.rank == 0 && cache->nParts > 0) {
-    // NCCL's line (enqueue.cc, rank 0), with its upper-case names (and weft's RECURSIVE_DOUBLING).
-    static const char* const kProto[] = {"LL", "LL128", "SIMPLE"};
-    const char* algo = a.doubling ? "RECURSIVE_DOUBLING" : a.algo == config::Algo::kTree ? "TREE" : "RING";
-    WEFT_INFO(log::kTuning, "%s: %zu Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%zu}",
-              config::funcName(funcOf(a.coll)), a.count * typeSize(a.type), algo,
-              kProto[static_cast<int>(a.proto)], cache->nParts - 1);
-  }
+  logTuning(comm, a, cache->nParts);
   *allShm = cache->allShm;
   return &cache->runs;
 }

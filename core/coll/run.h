@@ -36,6 +36,20 @@ struct CollArgs {
 // communicator's (a documented stand-in until the tuning model picks channels as NCCL does).
 int channelsFor(const runtime::Comm& comm, size_t bytes);
 
+// One lane of one channel of this rank's part of a collective: schedule.h's steps and peers.
+struct PlannedLane {
+  int channel = 0;
+  Lane lane;
+};
+// The lanes of collective `a` on `comm`, chunked for slots of `slotBytes` data (rings in chunks of
+// four slots, unless `oneStepChunks`: LL moves a chunk per slot), over the channels the budget
+// gives; *nParts: how many channels the buffer was cut over. The host mover runs these on its
+// connections, the device path (core/device/comm_device.h) converts them for the kernel.
+std::vector<PlannedLane> planLanes(const runtime::Comm& comm, const CollArgs& a, size_t slotBytes, bool oneStepChunks,
+                                   size_t* nParts);
+// NCCL's TUNING line for a collective cut over `nParts` channels (rank 0 only).
+void logTuning(const runtime::Comm& comm, const CollArgs& a, size_t nParts);
+
 struct CollTask {
   runtime::Comm* comm = nullptr;
   CollArgs args;

@@ -138,8 +138,6 @@ WEFT_DEV void moveSlot(const Fn& fn, uint8_t prim, uint8_t flags, const T* in, T
   }
 }
 
-WEFT_HOST_DEV bool primReceives(uint8_t p) { return p != kDevSend && p != kDevCopySend; }
-WEFT_HOST_DEV bool primSends(uint8_t p) { return p != kDevRecv && p != kDevRecvReduceCopy; }
 
 // The lane's leader waits until *p reaches `want` (a counter another rank stores into) or the abort
 // flag is set; false on abort.
@@ -210,7 +208,7 @@ WEFT_DEV void runLane(const Fn& fn, DevWork w, DevLane& lane, unsigned first, un
   using T = typename Fn::T;
   const unsigned t = threadIdx.x - first;
   const bool leader = t == 0;
-  const size_t slotElems = w.stepBytes / sizeof(T);
+  const size_t slotElems = device::slotElems(kDevSimple, w.stepBytes, sizeof(T));
   const T* sendbuff = static_cast<const T*>(w.sendbuff);
   T* recvbuff = static_cast<T*>(w.recvbuff);
   const int nRecv = lane.nRecv, nSend = lane.nSend;
@@ -311,8 +309,7 @@ WEFT_DEV void runLaneLL(const Fn& fn, DevWork w, DevLane& lane, unsigned first, 
   constexpr int kPerLine = static_cast<int>(8 / sizeof(T));
   const unsigned t = threadIdx.x - first;
   const bool leader = t == 0;
-  const size_t slotLines = w.stepBytes / 16;
-  const size_t slotElems = slotLines * kPerLine;
+  const size_t slotElems = device::slotElems(kDevLL, w.stepBytes, sizeof(T));
   const T* sendbuff = static_cast<const T*>(w.sendbuff);
   T* recvbuff = static_cast<T*>(w.recvbuff);
   const int nRecv = lane.nRecv, nSend = lane.nSend;

@@ -8,7 +8,14 @@
 // receive and three send connections, each a FIFO of kSteps slots with NCCL's head/tail credits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+
+#if defined(__CUDACC__)
+#define WEFT_WORK_FN __host__ __device__ __forceinline__ constexpr
+#else
+#define WEFT_WORK_FN inline constexpr
+#endif
 
 namespace weft::device {
 
@@ -26,6 +33,10 @@ enum DevPrim : uint8_t {
   kDevRecvCopySend,
   kDevRecvReduceCopy,
 };
+
+// Whether a primitive takes a slot from each receive connection, or fills one on each send one.
+WEFT_WORK_FN bool primReceives(uint8_t p) { return p != kDevSend && p != kDevCopySend; }
+WEFT_WORK_FN bool primSends(uint8_t p) { return p != kDevRecv && p != kDevRecvReduceCopy; }
 
 enum DevStepFlags : uint8_t {
   kStepFromOutput = 1,   // the local operand is the output at `out` (a partial result)
@@ -76,6 +87,14 @@ struct DevChannel {
 // one store and polled by the receiving threads themselves: no fence, no tail; 8 data bytes per
 // line, so a slot carries stepBytes / 2.
 enum DevProto : uint8_t { kDevSimple, kDevLL };
+
+// Elements of `eltSize` bytes one slot of `stepBytes` carries: all of it for Simple, 8 data bytes
+// of each 16-byte line for LL. A step of `count` elements moves ceil(count / slotElems) slots on
+// each connection it uses (the kernel's loop, and the host's count of every connection's steps).
+WEFT_WORK_FN size_t slotElems(uint8_t proto, uint32_t stepBytes, size_t eltSize) {
+  return proto == kDevLL ? stepBytes / 16 * (8 / eltSize) : stepBytes / eltSize;
+}
+WEFT_WORK_FN uint64_t slotsOf(uint64_t count, size_t perSlot) { return (count + perSlot - 1) / perSlot; }
 
 // Reduction kinds: core/coll/reduce.h's RedKind with Min and Max apart.
 enum DevRed : uint8_t { kDevSum, kDevProd, kDevMax, kDevMin, kDevPreMulSum, kDevSumPostDiv };

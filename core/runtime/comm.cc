@@ -194,6 +194,7 @@ void Comm::failLocally(const Status& why) {
 
 void Comm::stopAll(int failedRank) {
   stop.store(true);
+  if (uint64_t* flag = deviceAbort.load()) std::atomic_ref<uint64_t>(*flag).store(1);
   {
     std::lock_guard<std::mutex> lock(errorMutex);
     for (auto& [k, s] : sends) s->markFailed(failedRank);

@@ -109,6 +109,12 @@ class Comm {
   std::map<Key, std::unique_ptr<RecvConnection>> recvs;
   uint64_t connEpoch = 0;        // bumped whenever sends/recvs change (plans cached on them)
   std::shared_ptr<void> collCache;  // core/coll's last plan on this communicator (run.cc)
+  // Collectives on GPU buffers (core/device/comm_device.cc): the device connections, made at the
+  // first such collective; null until then.
+  std::shared_ptr<void> deviceState;
+  // The kernels' abort flag (pinned host memory they poll): stopAll stores 1 so that a kernel
+  // waiting for a failed or aborted peer leaves.
+  std::atomic<uint64_t*> deviceAbort{nullptr};
   bool treesConnected = false;  // tree peers are connected at the first Tree collective
   bool doublingConnected = false;  // recursive doubling's peers, at the first such collective
   // CPU endpoints: how allreduce picks recursive doubling (core/coll/algorithm.cc reads

@@ -1,0 +1,409 @@
+#include "core/device/comm_device.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/base/log.h"
+#include "core/base/strings.h"
+#include "core/coll/algorithm.h"
+#include "core/coll/numeric.h"
+#include "core/connect/connection.h"
+#include "core/device/cuda_api.h"
+#include "core/device/plan.h"
+
+namespace weft::device {
+namespace {
+
+using runtime::Comm;
+
+constexpr size_t kAlign = 4096;
+constexpr size_t kCounterBytes = 128;   // a tail or a head, on a line of its own
+constexpr uint32_t kLLStepBytes = 64 << 10;  // NCCL's LL buffer (512 KiB) over NCCL_STEPS
+constexpr unsigned kThreads = 512;      // NCCL_NTHREADS' default: one CTA per channel
+constexpr size_t kMaxWorkBuffers = 64;  // launches in flight before the oldest is waited for
+// CPU endpoints have no NCCL model to pick the protocol (a communicator over NCCL_TOPO_FILE's GPUs
+// has): LL up to this many bytes of traffic, Simple above, within NCCL_PROTO. A stand-in rule
+// until the model is fed the real GPUs.
+constexpr size_t kLLMaxBytes = 64 << 10;
+
+size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// The peers rank `r` is connected to on channel c (ring and tree, each once, in a fixed order):
+// both ends compute the same list, which orders the connections in r's arena.
+std::vector<int> peersOn(const Comm& comm, int r, int c) {
+  connect::ChannelLinks l = connect::channelOf(comm.channels, r, c);
+  std::vector<int> out;
+  auto add = [&](int p) {
+    if (p >= 0 && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  };
+  add(l.ringPrev);
+  add(l.ringNext);
+  add(l.treeUp);
+  for (int d : l.treeDown) add(d);
+  return out;
+}
+
+// Rank r's arena in its GPU memory: for each (channel, peer) it is connected to, the receive
+// FIFOs from that peer (Simple and LL, kSteps slots each) and their tail, then the heads of its
+// sends to each peer. Every rank can compute every rank's layout.
+struct Layout {
+  std::map<std::pair<int, int>, size_t> index;  // (channel, peer) -> i
+  size_t simpleBytes = 0, llBytes = 0;
+  size_t recvBlock = 0;
+  size_t total = 0;
+  size_t buff(int c, int p) const { return index.at({c, p}) * recvBlock; }
+  size_t buffLL(int c, int p) const { return buff(c, p) + simpleBytes * kSteps; }
+  size_t tail(int c, int p) const { return buffLL(c, p) + llBytes * kSteps; }
+  size_t head(int c, int p) const { return index.size() * recvBlock + index.at({c, p}) * kCounterBytes; }
+};
+
+Layout layoutOf(const Comm& comm, int r, size_t simpleBytes, size_t llBytes) {
+  Layout l;
+  l.simpleBytes = simpleBytes;
+  l.llBytes = llBytes;
+  for (int c = 0; c < comm.channels.nChannels; ++c)
+    for (int p : peersOn(comm, r, c)) l.index.emplace(std::make_pair(c, p), l.index.size());
+  l.recvBlock = roundUp(kSteps * (simpleBytes + llBytes) + kCounterBytes, kAlign);
+  l.total = roundUp(l.index.size() * (l.recvBlock + kCounterBytes), kAlign);
+  return l;
+}
+
+// What each rank tells the others at the first device collective.
+struct PeerArena {
+  CudaIpcHandle handle;
+  uint64_t base;   // the arena in the owner's address space (used directly by ranks of its process)
+  uint64_t bytes;
+  int32_t pid;
+  int32_t dev;
+  uint64_t hostHash;
+  uint32_t simpleBytes, llBytes;
+};
+
+struct WorkBuffer {
+  void* dev = nullptr;
+  size_t bytes = 0;
+  void* done = nullptr;  // an event recorded after the launch that used it
+  bool used = false;
+};
+
+struct DeviceState {
+  const CudaApi* api = nullptr;
+  Comm* comm = nullptr;
+  int dev = 0;
+  size_t simpleBytes = 0, llBytes = 0;
+  char* arena = nullptr;
+  std::vector<char*> peerArena;  // by rank: null for ranks not connected to
+  std::vector<char*> imported;   // what cudaIpcOpenMemHandle returned (closed at the end)
+  std::vector<Layout> layouts;   // by rank (only those connected to, and this rank)
+  uint64_t* abortHost = nullptr;
+  uint64_t* abortDev = nullptr;
+  void* last = nullptr;          // event after the last launch: the next one waits for it
+  bool lastRecorded = false;
+  std::vector<WorkBuffer> work;
+  // Each connection's steps so far, the count the kernel keeps in conn->step: (channel, peer).
+  std::map<std::pair<int, int>, uint64_t> recvSteps, sendSteps;
+  bool saidLL128 = false;
+  config::Selection protocols;  // NCCL_PROTO, read at the first device collective
+
+  ~DeviceState() {
+    if (api == nullptr) return;
+    // A launch still in flight reads these buffers: wait for it (a stopped communicator's
+    // kernels have seen the abort flag and leave).
+    if (lastRecorded) (void)api->eventSynchronize(last);
+    if (comm != nullptr) comm->deviceAbort.store(nullptr);
+    for (WorkBuffer& w : work) {
+      if (w.done != nullptr) (void)api->eventDestroy(w.done);
+      (void)api->free(w.dev);
+    }
+    if (last != nullptr) (void)api->eventDestroy(last);
+    for (char* p : imported) (void)api->ipcCloseMemHandle(p);
+    if (arena != nullptr) (void)api->free(arena);
+    if (abortHost != nullptr) (void)api->freeHost(abortHost);
+  }
+};
+
+#define WEFT_CUDA_TRY(api, call, what)                       \
+  do {                                                       \
+    int rc_ = (call);                                        \
+    if (rc_ != kCudaSuccess) return cudaError(api, what, rc_); \
+  } while (0)
+
+Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
+  if (comm.deviceState) return static_cast<DeviceState*>(comm.deviceState.get());
+  if (comm.nNodes > 1)
+    return invalidUsage(strprintf("GPU buffers on a communicator of %d hosts: weft's device path connects the ranks "
+                                  "of one host only in this version (NCCL's NET transport through a proxy is not "
+                                  "built yet); use host buffers",
+                                  comm.nNodes));
+  auto st = std::make_shared<DeviceState>();
+  st->api = &api;
+  WEFT_CUDA_TRY(api, api.getDevice(&st->dev), "cudaGetDevice");
+  st->simpleBytes = comm.stepSize;
+  st->llBytes = kLLStepBytes;
+  Layout mine = layoutOf(comm, comm.rank, st->simpleBytes, st->llBytes);
+  void* arena = nullptr;
+  WEFT_CUDA_TRY(api, api.malloc(&arena, mine.total), "cudaMalloc (the device connections' FIFOs)");
+  st->arena = static_cast<char*>(arena);
+  WEFT_CUDA_TRY(api, api.memset(arena, 0, mine.total), "cudaMemset (the device connections' FIFOs)");
+  void* flag = nullptr;
+  WEFT_CUDA_TRY(api, api.hostAlloc(&flag, sizeof(uint64_t), kCudaHostAllocMapped), "cudaHostAlloc (the abort flag)");
+  st->abortHost = static_cast<uint64_t*>(flag);
+  *st->abortHost = 0;
+  void* flagDev = nullptr;
+  WEFT_CUDA_TRY(api, api.hostGetDevicePointer(&flagDev, flag, 0), "cudaHostGetDevicePointer (the abort flag)");
+  st->abortDev = static_cast<uint64_t*>(flagDev);
+  WEFT_CUDA_TRY(api, api.eventCreateWithFlags(&st->last, kCudaEventDisableTiming), "cudaEventCreateWithFlags");
+
+  std::vector<PeerArena> all(static_cast<size_t>(comm.nranks));
+  PeerArena& me = all[static_cast<size_t>(comm.rank)];
+  std::memset(&me, 0, sizeof(me));
+  WEFT_CUDA_TRY(api, api.ipcGetMemHandle(&me.handle, arena), "cudaIpcGetMemHandle (the device connections' FIFOs)");
+  me.base = reinterpret_cast<uint64_t>(arena);
+  me.bytes = mine.total;
+  me.pid = static_cast<int32_t>(getpid());
+  me.dev = st->dev;
+  me.hostHash = comm.peers[static_cast<size_t>(comm.rank)].hostHash;
+  me.simpleBytes = static_cast<uint32_t>(st->simpleBytes);
+  me.llBytes = static_cast<uint32_t>(st->llBytes);
+  WEFT_TRY(comm.bootstrap->allgather(all.data(), sizeof(PeerArena), comm.opDeadline("exchanging GPU connection handles")));
+
+  st->peerArena.assign(static_cast<size_t>(comm.nranks), nullptr);
+  st->layouts.resize(static_cast<size_t>(comm.nranks));
+  st->peerArena[static_cast<size_t>(comm.rank)] = st->arena;
+  st->layouts[static_cast<size_t>(comm.rank)] = mine;
+  std::vector<int> sameDevice;
+  for (int r = 0; r < comm.nranks; ++r) {
+    const PeerArena& p = all[static_cast<size_t>(r)];
+    if (r != comm.rank && p.hostHash == me.hostHash && p.dev == me.dev) sameDevice.push_back(r);
+    if (p.simpleBytes != me.simpleBytes || p.llBytes != me.llBytes)
+      return invalidUsage(strprintf("rank %d's device FIFOs have %u/%u-byte slots, this rank's %u/%u (NCCL_BUFFSIZE "
+                                    "must be the same on every rank)",
+                                    r, p.simpleBytes, p.llBytes, me.simpleBytes, me.llBytes));
+  }
+  for (int c = 0; c < comm.channels.nChannels; ++c) {
+    for (int r : peersOn(comm, comm.rank, c)) {
+      if (st->peerArena[static_cast<size_t>(r)] != nullptr) continue;
+      const PeerArena& p = all[static_cast<size_t>(r)];
+      Layout theirs = layoutOf(comm, r, st->simpleBytes, st->llBytes);
+      if (theirs.total != p.bytes)
+        return internalError(strprintf("rank %d's device arena is %llu bytes, its layout here %zu", r,
+                                       static_cast<unsigned long long>(p.bytes), theirs.total));
+      if (p.pid == me.pid) {
+        st->peerArena[static_cast<size_t>(r)] = reinterpret_cast<char*>(p.base);  // same process: same address space
+      } else {
+        void* opened = nullptr;
+        WEFT_CUDA_TRY(api, api.ipcOpenMemHandle(&opened, p.handle, kCudaIpcMemLazyEnablePeerAccess),
+                      strprintf("cudaIpcOpenMemHandle (rank %d's FIFOs, pid %d, device %d)", r, p.pid, p.dev).c_str());
+        st->imported.push_back(static_cast<char*>(opened));
+        st->peerArena[static_cast<size_t>(r)] = static_cast<char*>(opened);
+      }
+      st->layouts[static_cast<size_t>(r)] = std::move(theirs);
+    }
+  }
+  if (!sameDevice.empty())
+    WEFT_INFO(log::kInit, "Duplicate GPU detected : rank %d and rank %d both on CUDA device %d: weft shares it "
+                          "(NCCL refuses); %zu other rank(s) of this host use it",
+              comm.rank, sameDevice.front(), st->dev, sameDevice.size());
+  WEFT_INFO(log::kInit, "Connected %zu device connection(s) over %d channel(s) via P2P/IPC (%s), %zu KiB of FIFOs",
+            mine.index.size(), comm.channels.nChannels, api.provider.c_str(), mine.total >> 10);
+  st->protocols = comm.settings.protocols();
+  st->comm = &comm;
+  comm.deviceAbort.store(st->abortHost);
+  if (comm.stop.load()) std::atomic_ref<uint64_t>(*st->abortHost).store(1);
+  comm.deviceState = st;
+  return st.get();
+}
+
+// A device buffer of at least `bytes` that no launch in flight reads.
+Result<WorkBuffer*> workBuffer(DeviceState& st, size_t bytes) {
+  const CudaApi& api = *st.api;
+  WorkBuffer* pick = nullptr;
+  for (WorkBuffer& w : st.work)
+    if (w.bytes >= bytes && (!w.used || api.eventQuery(w.done) == kCudaSuccess)) {
+      pick = &w;
+      break;
+    }
+  if (pick == nullptr && st.work.size() >= kMaxWorkBuffers) {
+    WorkBuffer& oldest = st.work.front();
+    WEFT_CUDA_TRY(api, api.eventSynchronize(oldest.done), "cudaEventSynchronize");
+    WEFT_CUDA_TRY(api, api.free(oldest.dev), "cudaFree");
+    WEFT_CUDA_TRY(api, api.eventDestroy(oldest.done), "cudaEventDestroy");
+    st.work.erase(st.work.begin());
+  }
+  if (pick == nullptr) {
+    WorkBuffer w;
+    w.bytes = std::max<size_t>(roundUp(bytes, kAlign), 64 << 10);
+    WEFT_CUDA_TRY(api, api.malloc(&w.dev, w.bytes), "cudaMalloc (a launch's work)");
+    WEFT_CUDA_TRY(api, api.eventCreateWithFlags(&w.done, kCudaEventDisableTiming), "cudaEventCreateWithFlags");
+    st.work.push_back(w);
+    pick = &st.work.back();
+  }
+  return pick;
+}
+
+}  // namespace
+
+Result<bool> usesDevice(const char* what, const void* send, const void* recv, size_t count, const void* stream) {
+  std::string why;
+  const CudaApi* api = cudaApi(stream != nullptr, &why);
+  if (api == nullptr) {
+    if (stream == nullptr) return false;
+    return invalidArgument(strprintf("%s: a stream was given, but there is no GPU to run on: %s (host buffers take a "
+                                     "NULL stream)",
+                                     what, why.c_str()));
+  }
+  auto onDevice = [&](const void* p) {
+    CudaPointerAttributes attr{};
+    if (p == nullptr || api->pointerGetAttributes(&attr, p) != kCudaSuccess) return false;
+    return attr.type == kCudaMemoryTypeDevice || attr.type == kCudaMemoryTypeManaged;
+  };
+  if (count == 0) return stream != nullptr;
+  const bool s = onDevice(send), r = onDevice(recv);
+  if (s != r)
+    return invalidArgument(strprintf("%s: sendbuff %p is %s memory and recvbuff %p is %s memory: both must be GPU "
+                                     "memory (with a stream) or both host memory (with a NULL stream)",
+                                     what, send, s ? "GPU" : "host", recv, r ? "GPU" : "host"));
+  if (!s && stream != nullptr)
+    return invalidArgument(strprintf("%s: host buffers with a stream: weft moves host memory synchronously, with a NULL "
+                                     "stream; a stream is for GPU buffers",
+                                     what));
+  return s;
+}
+
+Status enqueueCollective(Comm& comm, coll::CollArgs a, void* stream) {
+  std::string why;
+  const CudaApi* api = cudaApi(true, &why);
+  if (api == nullptr) return internalError("GPU collective without CUDA: " + why);
+  if (comm.stop.load()) return comm.stoppedStatus("enqueuing a GPU collective");
+  WEFT_ASSIGN_OR_RETURN(DeviceState * st, connect(comm, *api));
+  a.doubling = false;  // recursive doubling is a CPU algorithm: rings on the GPU
+  if (!comm.tuning) {
+    const config::Func f = coll::funcOf(a.coll);
+    const bool ll = st->protocols.allows(f, static_cast<int>(config::Proto::kLL));
+    const bool simple = st->protocols.allows(f, static_cast<int>(config::Proto::kSimple));
+    const size_t bytes = a.count * coll::typeSize(a.type) * (coll::countIsPerRank(a.coll) ? static_cast<size_t>(comm.nranks) : 1);
+    a.proto = ll && (!simple || bytes <= kLLMaxBytes) ? config::Proto::kLL : config::Proto::kSimple;
+  }
+  DevProto proto = a.proto == config::Proto::kLL ? kDevLL : kDevSimple;
+  if (a.proto == config::Proto::kLL128 && !st->saidLL128) {
+    st->saidLL128 = true;
+    WEFT_INFO(log::kColl, "LL128 is not implemented by weft's kernels: the Simple protocol runs where NCCL's model picks LL128");
+  }
+  const uint32_t stepBytes = static_cast<uint32_t>(proto == kDevLL ? st->llBytes : st->simpleBytes);
+  const size_t elt = coll::typeSize(a.type);
+  const size_t perSlot = slotElems(proto, stepBytes, elt);
+  size_t nParts = 0;
+  std::vector<coll::PlannedLane> lanes;
+  if (comm.nranks > 1) lanes = coll::planLanes(comm, a, perSlot * elt, proto == kDevLL, &nParts);
+  coll::logTuning(comm, a, nParts);
+
+  // The launch's work in one buffer: the channels, then every lane's steps.
+  std::vector<std::vector<DevStep>> steps;
+  std::vector<DevChannel> channels;
+  if (comm.nranks == 1) {
+    // One rank: the reduction's pre- and post-operations applied in one copy (no connection).
+    DevStep s{};
+    s.prim = kDevRecvReduceCopy;
+    s.count = a.count;
+    steps.push_back({s});
+    channels.resize(1);
+    channels[0].nLanes = 1;
+  } else {
+    channels.resize(nParts);
+    for (coll::PlannedLane& pl : lanes) {
+      std::vector<DevStep> ds;
+      if (!devSteps(pl.lane.steps, &ds)) return internalError("a schedule with per-peer steps has no kernel form");
+      DevChannel& ch = channels[static_cast<size_t>(pl.channel)];
+      if (ch.nLanes >= kMaxLanes || pl.lane.recvFrom.size() > kMaxFan || pl.lane.sendTo.size() > kMaxFan)
+        return internalError(strprintf("channel %d: more lanes or peers than the kernel takes", pl.channel));
+      ++ch.nLanes;
+      steps.push_back(std::move(ds));
+    }
+  }
+  const size_t chanBytes = roundUp(channels.size() * sizeof(DevChannel), 64);
+  size_t total = chanBytes;
+  for (const auto& s : steps) total += s.size() * sizeof(DevStep);
+  WEFT_ASSIGN_OR_RETURN(WorkBuffer * wb, workBuffer(*st, total));
+  char* dev = static_cast<char*>(wb->dev);
+
+  std::vector<char> image(total);
+  size_t at = chanBytes;
+  std::vector<unsigned> laneOf(channels.size(), 0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const size_t chIndex = comm.nranks == 1 ? 0 : static_cast<size_t>(lanes[i].channel);
+    DevChannel& ch = channels[chIndex];
+    DevLane& lane = ch.lanes[comm.nranks == 1 ? 0 : laneOf[chIndex]++];
+    lane.steps = reinterpret_cast<const DevStep*>(dev + at);
+    lane.nSteps = static_cast<uint32_t>(steps[i].size());
+    std::memcpy(image.data() + at, steps[i].data(), steps[i].size() * sizeof(DevStep));
+    at += steps[i].size() * sizeof(DevStep);
+    if (comm.nranks == 1) continue;
+    const int c = lanes[i].channel;
+    const Layout& mine = st->layouts[static_cast<size_t>(comm.rank)];
+    const coll::Lane& spec = lanes[i].lane;
+    uint64_t recvSlots = 0, sendSlots = 0;
+    for (const DevStep& s : steps[i]) {
+      if (primReceives(s.prim)) recvSlots += slotsOf(s.count, perSlot);
+      if (primSends(s.prim)) sendSlots += slotsOf(s.count, perSlot);
+    }
+    lane.nRecv = static_cast<uint8_t>(spec.recvFrom.size());
+    for (size_t k = 0; k < spec.recvFrom.size(); ++k) {
+      const int p = spec.recvFrom[k];
+      const Layout& theirs = st->layouts[static_cast<size_t>(p)];
+      DevConn& conn = lane.recv[k];
+      conn.buff = st->arena + mine.buff(c, p);
+      conn.buffLL = st->arena + mine.buffLL(c, p);
+      conn.tail = reinterpret_cast<uint64_t*>(st->arena + mine.tail(c, p));
+      conn.head = reinterpret_cast<uint64_t*>(st->peerArena[static_cast<size_t>(p)] + theirs.head(c, comm.rank));
+      uint64_t& n = st->recvSteps[{c, p}];
+      conn.step = n;
+      n += recvSlots;
+    }
+    lane.nSend = static_cast<uint8_t>(spec.sendTo.size());
+    for (size_t k = 0; k < spec.sendTo.size(); ++k) {
+      const int p = spec.sendTo[k];
+      const Layout& theirs = st->layouts[static_cast<size_t>(p)];
+      char* peer = st->peerArena[static_cast<size_t>(p)];
+      DevConn& conn = lane.send[k];
+      conn.buff = peer + theirs.buff(c, comm.rank);
+      conn.buffLL = peer + theirs.buffLL(c, comm.rank);
+      conn.tail = reinterpret_cast<uint64_t*>(peer + theirs.tail(c, comm.rank));
+      conn.head = reinterpret_cast<uint64_t*>(st->arena + mine.head(c, p));
+      uint64_t& n = st->sendSteps[{c, p}];
+      conn.step = n;
+      n += sendSlots;
+    }
+  }
+  std::memcpy(image.data(), channels.data(), channels.size() * sizeof(DevChannel));
+
+  DevWork w{};
+  w.sendbuff = a.send;
+  w.recvbuff = a.recv;
+  w.channels = reinterpret_cast<DevChannel*>(dev);
+  w.abortFlag = st->abortDev;
+  w.redArg = a.op.arg;
+  w.stepBytes = stepBytes;
+  w.type = static_cast<uint8_t>(a.type);
+  w.red = devRed(a.op);
+  w.proto = proto;
+  // The communicator's launches run in the order they were called, whatever their streams.
+  if (st->lastRecorded) WEFT_CUDA_TRY(*api, api->streamWaitEvent(stream, st->last, 0), "cudaStreamWaitEvent");
+  WEFT_CUDA_TRY(*api, api->memcpyAsync(dev, image.data(), total, kCudaMemcpyHostToDevice, stream),
+                "cudaMemcpyAsync (a launch's work)");
+  WEFT_CUDA_TRY(*api, api->launchColl(&w, static_cast<unsigned>(channels.size()), kThreads, stream),
+                "launching the collective kernel");
+  WEFT_CUDA_TRY(*api, api->eventRecord(wb->done, stream), "cudaEventRecord");
+  wb->used = true;
+  WEFT_CUDA_TRY(*api, api->eventRecord(st->last, stream), "cudaEventRecord");
+  st->lastRecorded = true;
+  return Status::ok();
+}
+
+}  // namespace weft::device

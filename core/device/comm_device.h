@@ -1,0 +1,29 @@
+// Collectives on GPU buffers: the communicator's channels as device connections (each receive
+// FIFO in its receiver's GPU memory, written by the sender through CUDA IPC: NCCL's P2P write),
+// and each collective enqueued on the caller's stream as one launch of weft's collective kernel
+// (kernel.h) over the same schedules the host path runs (core/coll/run.h's planLanes).
+//
+// Not yet: ranks on several hosts (NCCL's NET transport through a proxy thread), SHM through
+// pinned host memory when P2P is impossible, LL128 (Simple runs instead, said in one INFO line),
+// send/receive and alltoall, and the mismatch checks the host path makes on every step.
+#pragma once
+
+#include <cstddef>
+
+#include "core/base/status.h"
+#include "core/coll/run.h"
+#include "core/runtime/comm.h"
+
+namespace weft::device {
+
+// Whether a collective on these buffers runs on the device path: both GPU memory (true), or both
+// host memory with no stream (false). A stream without CUDA in the process, host buffers with a
+// stream, or one buffer of each kind are errors that say which.
+Result<bool> usesDevice(const char* what, const void* send, const void* recv, size_t count, const void* stream);
+
+// Enqueues collective `a` (checked, its algorithm chosen) on `stream` (null: the default stream)
+// and returns: the kernel runs when the stream reaches it. The first call on a communicator
+// connects its channels on the GPU, a collective call of every rank.
+Status enqueueCollective(runtime::Comm& comm, coll::CollArgs a, void* stream);
+
+}  // namespace weft::device

@@ -1,0 +1,296 @@
+// Collectives on GPU buffers through the communicator, without a GPU: libweft's device path (its
+// connections over CUDA IPC, its launches on the caller's stream) with the emulated CUDA runtime
+// (libweft_emu_cudart.so: memfd "device memory" shared between the rank processes, streams as
+// host threads, weft's kernel source on host threads). Each rank runs every case twice on the
+// same communicator, on host buffers (the host path) and on device buffers with a stream, and the
+// two outputs must be the same bits. Only the CUDA runtime is a stand-in: the same test links
+// NVIDIA's libcudart on a GPU machine (scripts/gpu-check.sh).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/device/emu/emu_cudart.h"
+#include "tests/support/ranks.h"
+#include "weft/weft.h"
+
+namespace weft::testing {
+namespace {
+
+constexpr int kMemcpyHostToDevice = 1;
+constexpr int kMemcpyDeviceToHost = 2;
+
+#define CUDA_OK(call)                                                                             \
+  do {                                                                                            \
+    int cuda_rc_ = (call);                                                                        \
+    RANK_CHECK(cuda_rc_ == 0, "%s: %s (%d)", #call, cudaGetErrorString(cuda_rc_), cuda_rc_);       \
+  } while (0)
+
+struct DCase {
+  std::string coll;
+  weft_datatype_t type;
+  weft_redop_t op;
+  size_t count;
+  bool inPlace;
+  int root;
+};
+
+std::string describe(const DCase& c) {
+  return c.coll + " type " + std::to_string(c.type) + " op " + std::to_string(c.op) + " count " +
+         std::to_string(c.count) + (c.inPlace ? " in place" : " out of place") + " root " + std::to_string(c.root);
+}
+
+bool isFloat(weft_datatype_t t) { return t >= weftFloat16; }
+
+// Small integers in every type's encoding (exact in fp8 too, for sums and products of 4 ranks).
+void fillInput(std::vector<char>& b, weft_datatype_t t, int rank, uint32_t seed) {
+  const size_t elt = weft_datatype_size(t);
+  std::mt19937 rng(seed * 131u + static_cast<uint32_t>(rank));
+  for (size_t i = 0; i < b.size() / elt; ++i) {
+    const int v = static_cast<int>(rng() % 4) - (isFloat(t) || t == weftInt8 || t == weftInt32 || t == weftInt64 ? 1 : 0);
+    uint64_t bits = 0;
+    switch (t) {
+      case weftFloat32: {
+        float f = static_cast<float>(v);
+        std::memcpy(&bits, &f, 4);
+        break;
+      }
+      case weftFloat64: {
+        double d = v;
+        std::memcpy(&bits, &d, 8);
+        break;
+      }
+      case weftFloat16: bits = v == 0 ? 0 : (v < 0 ? 0x8000u : 0) | (std::abs(v) == 1 ? 0x3c00u : std::abs(v) == 2 ? 0x4000u : 0x4200u); break;
+      case weftBfloat16: bits = v == 0 ? 0 : (v < 0 ? 0x8000u : 0) | (std::abs(v) == 1 ? 0x3f80u : std::abs(v) == 2 ? 0x4000u : 0x4040u); break;
+      case weftFloat8e4m3: bits = v == 0 ? 0 : (v < 0 ? 0x80u : 0) | (std::abs(v) == 1 ? 0x38u : std::abs(v) == 2 ? 0x40u : 0x44u); break;
+      case weftFloat8e5m2: bits = v == 0 ? 0 : (v < 0 ? 0x80u : 0) | (std::abs(v) == 1 ? 0x3cu : std::abs(v) == 2 ? 0x40u : 0x42u); break;
+      default: bits = static_cast<uint64_t>(static_cast<int64_t>(v)); break;
+    }
+    std::memcpy(b.data() + i * elt, &bits, elt);
+  }
+}
+
+// One case on host buffers, then on device buffers: the outputs must be the same bytes (where the
+// collective defines them). `lenient`: Avg on floats may round differently where the protocols
+// cut the buffer differently (LL), so it is compared to 1%.
+int deviceCase(weft_comm_t* comm, int rank, int n, void* stream, const DCase& c, uint32_t seed, bool lenient) {
+  const weft_datatype_t t = c.type;
+  const size_t elt = weft_datatype_size(t);
+  const bool gather = c.coll == "allgather", scatter = c.coll == "reduce_scatter";
+  const size_t nn = static_cast<size_t>(n);
+  const size_t inCount = scatter ? c.count * nn : c.count;
+  const size_t outCount = gather ? c.count * nn : c.count;
+  const size_t bufCount = std::max<size_t>(1, std::max(inCount, outCount));
+  std::vector<char> in(inCount * elt);
+  fillInput(in, t, rank, seed);
+  // Where send and receive are within a (send, out) pair of buffers: NCCL's in-place layouts.
+  const size_t mine = static_cast<size_t>(rank) * c.count * elt;
+  auto place = [&](char* sendBase, char* outBase, const void** send, void** recv) {
+    *send = sendBase;
+    *recv = outBase;
+    if (!c.inPlace) return;
+    *send = gather ? outBase + mine : outBase;
+    if (scatter) *recv = outBase + mine;
+  };
+  auto initialOut = [&]() {
+    std::vector<char> out(bufCount * elt, 0x5a);
+    if (c.inPlace) std::memcpy(out.data() + (gather ? mine : 0), in.data(), in.size());
+    return out;
+  };
+  auto call = [&](const void* send, void* recv, void* s) -> weft_result_t {
+    if (c.coll == "allreduce") return weft_allreduce(send, recv, c.count, t, c.op, comm, s);
+    if (c.coll == "reduce") return weft_reduce(send, recv, c.count, t, c.op, c.root, comm, s);
+    if (c.coll == "broadcast") return weft_broadcast(send, recv, c.count, t, c.root, comm, s);
+    if (gather) return weft_allgather(send, recv, c.count, t, comm, s);
+    return weft_reduce_scatter(send, recv, c.count, t, c.op, comm, s);
+  };
+
+  std::vector<char> hostOut = initialOut();
+  std::vector<char> hostIn = in;
+  const void* hs = nullptr;
+  void* hr = nullptr;
+  place(hostIn.data(), hostOut.data(), &hs, &hr);
+  RANK_CHECK(call(hs, hr, nullptr) == weftSuccess, "rank %d host %s: %s", rank, describe(c).c_str(), weft_last_error());
+
+  void* dIn = nullptr;
+  void* dOut = nullptr;
+  CUDA_OK(cudaMalloc(&dIn, std::max<size_t>(1, in.size())));
+  CUDA_OK(cudaMalloc(&dOut, bufCount * elt));
+  std::vector<char> start = initialOut();
+  CUDA_OK(cudaMemcpy(dIn, in.data(), in.size(), kMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(dOut, start.data(), start.size(), kMemcpyHostToDevice));
+  const void* ds = nullptr;
+  void* dr = nullptr;
+  place(static_cast<char*>(dIn), static_cast<char*>(dOut), &ds, &dr);
+  weft_result_t rc = call(ds, dr, stream);
+  RANK_CHECK(rc == weftSuccess, "rank %d device %s: %s", rank, describe(c).c_str(), weft_last_error());
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<char> devOut(bufCount * elt);
+  CUDA_OK(cudaMemcpy(devOut.data(), dOut, devOut.size(), kMemcpyDeviceToHost));
+  CUDA_OK(cudaFree(dIn));
+  CUDA_OK(cudaFree(dOut));
+
+  if (c.coll == "reduce" && rank != c.root) return 0;  // only the root's output is defined
+  const size_t from = c.inPlace && scatter ? mine : 0;
+  for (size_t i = 0; i < outCount; ++i) {
+    const char* h = hostOut.data() + from + i * elt;
+    const char* d = devOut.data() + from + i * elt;
+    if (std::memcmp(h, d, elt) == 0) continue;
+    if (lenient && c.op == weftAvg && t == weftFloat32) {
+      float hf, df;
+      std::memcpy(&hf, h, 4);
+      std::memcpy(&df, d, 4);
+      if (std::fabs(hf - df) <= 0.01f * std::max(1.0f, std::fabs(hf))) continue;
+    } else if (lenient && c.op == weftAvg && isFloat(t)) {
+      continue;  // narrow floats: the rounding of each hop's product differs by the cut
+    }
+    uint64_t hb = 0, db = 0;
+    std::memcpy(&hb, h, elt);
+    std::memcpy(&db, d, elt);
+    RANK_CHECK(false, "rank %d %s: element %zu is 0x%llx on the device path, 0x%llx on the host path", rank,
+               describe(c).c_str(), i, static_cast<unsigned long long>(db), static_cast<unsigned long long>(hb));
+  }
+  return 0;
+}
+
+struct Variant {
+  int nranks;
+  const char* algo;   // NCCL_ALGO ("" : weft's choice)
+  const char* proto;  // NCCL_PROTO ("" : weft's choice)
+};
+
+class CommDevice : public ::testing::TestWithParam<Variant> {
+ protected:
+  void SetUp() override {
+#if defined(WEFT_COMM_DEVICE_ON_GPU)
+    // Not through CUDA: a parent that started CUDA could not fork ranks that use it.
+    if (access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)";
+#endif
+  }
+};
+
+// Every collective, datatype and operator, in and out of place, small and multi-slot counts, on
+// device buffers through the emulated runtime, against the host path's bits.
+TEST_P(CommDevice, EveryCollectiveOnDeviceBuffersEqualsTheHostPath) {
+  const Variant v = GetParam();
+  JobSpec spec;
+  spec.nranks = v.nranks;
+  spec.deadline = std::chrono::seconds(300);
+  spec.env[-1]["WEFT_CUDA_EMULATION"] = WEFT_EMU_CUDART_PATH;
+  if (*v.algo != '\0') spec.env[-1]["NCCL_ALGO"] = v.algo;
+  if (*v.proto != '\0') spec.env[-1]["NCCL_PROTO"] = v.proto;
+  const bool treeOnly = std::string(v.algo) == "Tree";
+  const bool lenient = std::string(v.proto) == "LL";
+  auto out = runJob(spec, [&](int rank, const weft_unique_id_t& id) {
+    CUDA_OK(cudaSetDevice(0));  // every rank on one GPU, as a one-GPU machine runs them
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, v.nranks, id, rank));
+    void* stream = nullptr;
+    CUDA_OK(cudaStreamCreate(&stream));
+    const int n = v.nranks;
+    const weft_redop_t ops[] = {weftSum, weftProd, weftMax, weftMin, weftAvg};
+    std::vector<std::string> reductions = {"allreduce", "reduce", "reduce_scatter"};
+    std::vector<std::string> moves = {"broadcast", "allgather"};
+    if (treeOnly) {
+      reductions = {"allreduce"};
+      moves.clear();
+    }
+    uint32_t seed = 1;
+    for (int ti = 0; ti < 12; ++ti) {
+      const auto t = static_cast<weft_datatype_t>(ti);
+      for (size_t count : {size_t{1}, size_t{1009}}) {
+        for (bool inPlace : {false, true}) {
+          for (const std::string& coll : reductions)
+            for (weft_redop_t op : ops)
+              if (deviceCase(comm, rank, n, stream, {coll, t, op, count, inPlace, n - 1}, seed++, lenient) != 0) return 1;
+          for (const std::string& coll : moves)
+            if (deviceCase(comm, rank, n, stream, {coll, t, weftSum, count, inPlace, n / 2}, seed++, lenient) != 0)
+              return 1;
+        }
+      }
+    }
+    // Several slots on each of the channels (512 KiB Simple slots, 32 KiB of LL data), a prime count.
+    std::vector<std::string> large = reductions;
+    large.insert(large.end(), moves.begin(), moves.end());
+    for (const std::string& coll : large) {
+      if (deviceCase(comm, rank, n, stream, {coll, weftFloat32, weftSum, 300007, false, 0}, seed++, lenient) != 0) return 1;
+      if (deviceCase(comm, rank, n, stream, {coll, weftInt8, weftMax, 1000003, true, n - 1}, seed++, lenient) != 0) return 1;
+    }
+    CUDA_OK(cudaStreamDestroy(stream));
+    return closeComm(comm);
+  });
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Emulated, CommDevice,
+                         ::testing::Values(Variant{1, "", ""}, Variant{2, "", ""}, Variant{3, "Ring", "Simple"},
+                                           Variant{3, "Ring", "LL"}, Variant{4, "Tree", "Simple"},
+                                           Variant{3, "Tree", "LL"}),
+                         [](const auto& p) {
+                           std::string name = std::to_string(p.param.nranks) + "ranks";
+                           if (*p.param.algo != '\0') name += p.param.algo;
+                           if (*p.param.proto != '\0') name += p.param.proto;
+                           return name;
+                         });
+
+// What is refused, and how it says so: one buffer of each kind, host buffers with a stream, a
+// stream where no CUDA runtime loads.
+TEST(CommDeviceErrors, MixedBuffersHostBuffersWithAStreamAndNoRuntimeAreClearErrors) {
+#if defined(WEFT_COMM_DEVICE_ON_GPU)
+  if (access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)";
+#endif
+  JobSpec spec;
+  spec.nranks = 1;
+  spec.env[-1]["WEFT_CUDA_EMULATION"] = WEFT_EMU_CUDART_PATH;
+  auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 1, id, rank));
+    void* stream = nullptr;
+    CUDA_OK(cudaStreamCreate(&stream));
+    void* dev = nullptr;
+    CUDA_OK(cudaMalloc(&dev, 64));
+    std::vector<float> host(16, 1.0f);
+    RANK_CHECK(weft_allreduce(dev, host.data(), 16, weftFloat32, weftSum, comm, stream) == weftInvalidArgument,
+               "mixed buffers were accepted");
+    std::string e = weft_last_error();
+    RANK_CHECK(e.find("is GPU memory and recvbuff") != std::string::npos && e.find("host memory") != std::string::npos,
+               "%s", e.c_str());
+    RANK_CHECK(weft_allreduce(host.data(), host.data(), 16, weftFloat32, weftSum, comm, stream) == weftInvalidArgument,
+               "host buffers with a stream were accepted");
+    e = weft_last_error();
+    RANK_CHECK(e.find("host buffers with a stream") != std::string::npos, "%s", e.c_str());
+    // Host buffers and no stream: the host path, as ever.
+    RANK_OK(weft_allreduce(host.data(), host.data(), 16, weftFloat32, weftSum, comm, nullptr));
+    CUDA_OK(cudaFree(dev));
+    CUDA_OK(cudaStreamDestroy(stream));
+    return closeComm(comm);
+  });
+  EXPECT_EQ(failures(out), "");
+
+  spec.env[-1]["WEFT_CUDA_EMULATION"] = "/nonexistent/libweft_emu_cudart.so";
+  out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 1, id, rank));
+    std::vector<float> host(16, 1.0f);
+    int notAStream = 0;
+    RANK_CHECK(weft_allreduce(host.data(), host.data(), 16, weftFloat32, weftSum, comm, &notAStream) ==
+                   weftInvalidArgument,
+               "a stream without a CUDA runtime was accepted");
+    std::string e = weft_last_error();
+    RANK_CHECK(e.find("a stream was given, but there is no GPU to run on") != std::string::npos &&
+                   e.find("/nonexistent/libweft_emu_cudart.so") != std::string::npos,
+               "%s", e.c_str());
+    RANK_OK(weft_allreduce(host.data(), host.data(), 16, weftFloat32, weftSum, comm, nullptr));
+    return closeComm(comm);
+  });
+  EXPECT_EQ(failures(out), "");
+}
+
+}  // namespace
+}  // namespace weft::testing
