@@ -80,12 +80,17 @@ Status enqueue(const char* what, weft_comm_t* comm, void* stream, const void* se
   a.doubling = choice.doubling;
   a.proto = choice.proto;
   a.channels = choice.channels;
-  // A device collective is enqueued on its stream at once, inside a group as well: nothing waits.
-  if (onDevice) return device::enqueueCollective(c, a, stream);
   if (runtime::threadGroup().depth > 0) {
-    groupCollectives().push_back({&c, a});
+    coll::CollTask t{&c, a};
+    if (onDevice) {
+      t.onDevice = true;
+      t.stream = stream;
+      t.cudaDevice = device::currentDevice();
+    }
+    groupCollectives().push_back(t);
     return Status::ok();
   }
+  if (onDevice) return device::enqueueCollective(c, a, stream);
   coll::CollTask task{&c, a};
   return coll::runCollectives({&task, 1});
 }

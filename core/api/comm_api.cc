@@ -10,6 +10,7 @@
 #include "core/api/comm_registry.h"
 #include "core/api/group.h"
 #include "core/api/last_error.h"
+#include "core/device/comm_device.h"
 #include "core/base/log.h"
 #include "core/base/strings.h"
 #include "core/config/loader.h"
@@ -438,6 +439,12 @@ WEFT_API weft_result_t weft_group_end(void) {
     }
     // Point-to-point first, then the collectives in call order: every rank does the same.
     if (s.isOk()) s = rt::runTasks(tasks);
+    // GPU buffers: enqueued on their streams (core/device); host ones run here.
+    std::vector<weft::coll::CollTask> onDevice;
+    auto split = std::stable_partition(colls.begin(), colls.end(), [](const auto& c) { return !c.onDevice; });
+    onDevice.assign(split, colls.end());
+    colls.erase(split, colls.end());
+    if (s.isOk() && !onDevice.empty()) s = weft::device::enqueueGroup(onDevice);
     if (s.isOk() && !colls.empty()) s = weft::coll::runCollectives(colls);
     for (const weft_comm* wc : entered) weft::api::Registry::leave(wc);
     return s;

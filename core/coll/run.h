@@ -53,6 +53,11 @@ void logTuning(const runtime::Comm& comm, const CollArgs& a, size_t nParts);
 struct CollTask {
   runtime::Comm* comm = nullptr;
   CollArgs args;
+  // GPU buffers (core/device): enqueued on `stream` at the group's end, with `cudaDevice` (the
+  // caller's current device when it called) current.
+  bool onDevice = false;
+  void* stream = nullptr;
+  int cudaDevice = 0;
 };
 
 // Runs collectives to completion, all at once: those of one communicator one after the other in

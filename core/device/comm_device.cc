@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -404,6 +405,57 @@ Status enqueueCollective(Comm& comm, coll::CollArgs a, void* stream) {
   WEFT_CUDA_TRY(*api, api->eventRecord(st->last, stream), "cudaEventRecord");
   st->lastRecorded = true;
   return Status::ok();
+}
+
+int currentDevice() {
+  const CudaApi* api = cudaApi(false, nullptr);
+  int dev = 0;
+  if (api == nullptr || api->getDevice(&dev) != kCudaSuccess) return 0;
+  return dev;
+}
+
+Status enqueueGroup(const std::vector<coll::CollTask>& tasks) {
+  std::string why;
+  const CudaApi* api = cudaApi(true, &why);
+  if (api == nullptr) return internalError("GPU collectives without CUDA: " + why);
+  int before = 0;
+  WEFT_CUDA_TRY(*api, api->getDevice(&before), "cudaGetDevice");
+  // Connect first, every communicator at once: each one's exchange waits for all its ranks.
+  std::vector<const coll::CollTask*> fresh;
+  for (const coll::CollTask& t : tasks)
+    if (!t.comm->deviceState &&
+        std::none_of(fresh.begin(), fresh.end(), [&](const coll::CollTask* f) { return f->comm == t.comm; }))
+      fresh.push_back(&t);
+  if (fresh.size() == 1) {
+    WEFT_CUDA_TRY(*api, api->setDevice(fresh[0]->cudaDevice), "cudaSetDevice");
+    Result<DeviceState*> r = connect(*fresh[0]->comm, *api);
+    (void)api->setDevice(before);
+    WEFT_TRY(r.status());
+  } else if (fresh.size() > 1) {
+    std::vector<Status> results(fresh.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < fresh.size(); ++i)
+      threads.emplace_back([&, i] {
+        int rc = api->setDevice(fresh[i]->cudaDevice);
+        results[i] = rc != kCudaSuccess ? cudaError(*api, "cudaSetDevice", rc) : connect(*fresh[i]->comm, *api).status();
+      });
+    for (std::thread& t : threads) t.join();
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      if (!results[i].isOk()) {
+        // The others would wait for this rank's part of the next exchange: stop them too.
+        for (const coll::CollTask* f : fresh) f->comm->fail(results[i], f->comm->rank);
+        return results[i];
+      }
+    }
+  }
+  Status s;
+  for (const coll::CollTask& t : tasks) {
+    int rc = api->setDevice(t.cudaDevice);
+    s = rc != kCudaSuccess ? cudaError(*api, "cudaSetDevice", rc) : enqueueCollective(*t.comm, t.args, t.stream);
+    if (!s.isOk()) break;
+  }
+  (void)api->setDevice(before);
+  return s;
 }
 
 }  // namespace weft::device

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "core/base/status.h"
 #include "core/coll/run.h"
@@ -25,5 +26,14 @@ Result<bool> usesDevice(const char* what, const void* send, const void* recv, si
 // and returns: the kernel runs when the stream reaches it. The first call on a communicator
 // connects its channels on the GPU, a collective call of every rank.
 Status enqueueCollective(runtime::Comm& comm, coll::CollArgs a, void* stream);
+
+// The calling thread's current CUDA device (0 where CUDA is not loaded).
+int currentDevice();
+
+// A group's device collectives (weft_group_end), in call order: first every communicator among
+// them without device connections is connected, all at once (a thread each, with its task's
+// device current), since one thread may drive several ranks of one communicator (NCCL's
+// one-process-many-GPUs pattern); then each collective is enqueued with its device current.
+Status enqueueGroup(const std::vector<coll::CollTask>& tasks);
 
 }  // namespace weft::device

@@ -82,6 +82,7 @@ Result<std::unique_ptr<CudaApi>> load(bool force, bool* noDriver) {
   std::string missing;
   bind(rt, "cudaGetDeviceCount", &api->getDeviceCount, &missing);
   bind(rt, "cudaGetDevice", &api->getDevice, &missing);
+  bind(rt, "cudaSetDevice", &api->setDevice, &missing);
   bind(rt, "cudaPointerGetAttributes", &api->pointerGetAttributes, &missing);
   bind(rt, "cudaMalloc", &api->malloc, &missing);
   bind(rt, "cudaFree", &api->free, &missing);

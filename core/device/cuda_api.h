@@ -46,6 +46,7 @@ struct CudaApi {
   bool emulated = false;
   int (*getDeviceCount)(int*);
   int (*getDevice)(int*);
+  int (*setDevice)(int);
   int (*pointerGetAttributes)(CudaPointerAttributes*, const void*);
   int (*malloc)(void**, size_t);
   int (*free)(void*);

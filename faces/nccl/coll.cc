@@ -1,7 +1,8 @@
-// Collectives, point-to-point and PreMulSum over weft's calls. Buffers are host memory; the
-// stream is not passed on (weft's host path completes each call before it returns). With a GPU
-// present, GPU memory is refused with a clear error and the call first waits for the work
-// already queued on its stream, so that data the GPU wrote into host memory is there.
+// Collectives, point-to-point and PreMulSum over weft's calls. Host buffers go to weft's host
+// path with a NULL stream (it completes each call before it returns), after the work already
+// queued on the caller's stream when a GPU is present. GPU buffers of AllReduce, Broadcast,
+// Reduce, AllGather and ReduceScatter go to weft's device path with the caller's stream; those of
+// the other calls are refused with a clear error (not in the device path yet).
 #include <cstdio>
 #include <string>
 
@@ -17,22 +18,29 @@ std::string pointerText(const void* p) {
   return buf;
 }
 
-ncclResult_t checkHostBuffer(const char* call, const CudaDriver& cuda, const char* name, const void* p) {
-  if (p == nullptr || !cuda.isDeviceMemory(p)) return ncclSuccess;
-  return fail(call, ncclInvalidUsage,
-              std::string(name) + " " + pointerText(p) +
-                  " is GPU memory: this weft build moves host memory only (GPU buffers arrive with core/device); "
-                  "use host memory, e.g. from ncclMemAlloc");
-}
-
-// What every data call does before weft sees it: the deferred init of `comm` finished, and with a
-// GPU, host buffers only and the stream's earlier work done.
-ncclResult_t prepare(const char* call, ncclComm_t comm, cudaStream_t stream, const void* send, const void* recv) {
+// What every data call does before weft sees it: the deferred init of `comm` finished and, with a
+// GPU, the buffers sorted out. GPU buffers of a collective weft's device path runs (`onDevice`
+// true for the call) go to weft with the caller's stream, which orders the kernel; host buffers go
+// with a NULL stream once the stream's earlier work is done (data the GPU wrote into host memory is
+// there). *weftStream is the stream to pass on.
+ncclResult_t prepare(const char* call, ncclComm_t comm, cudaStream_t stream, const void* send, const void* recv,
+                     void** weftStream, bool deviceCall = true) {
+  *weftStream = nullptr;
   if (ncclResult_t rc = awaitDeferred(call, comm); rc != ncclSuccess) return rc;
   const CudaDriver* cuda = CudaDriver::get();
   if (cuda == nullptr) return ncclSuccess;  // no GPU: the stream argument is not used
-  if (ncclResult_t rc = checkHostBuffer(call, *cuda, "sendbuff", send); rc != ncclSuccess) return rc;
-  if (ncclResult_t rc = checkHostBuffer(call, *cuda, "recvbuff", recv); rc != ncclSuccess) return rc;
+  const bool sendDev = send != nullptr && cuda->isDeviceMemory(send);
+  const bool recvDev = recv != nullptr && cuda->isDeviceMemory(recv);
+  if (sendDev || recvDev) {
+    if (!deviceCall)
+      return fail(call, ncclInvalidUsage,
+                  std::string(sendDev ? "sendbuff " + pointerText(send) : "recvbuff " + pointerText(recv)) +
+                      " is GPU memory: weft's device path runs AllReduce, Broadcast, Reduce, AllGather and "
+                      "ReduceScatter; this call on GPU memory is not there yet (use host memory, e.g. from "
+                      "ncclMemAlloc)");
+    *weftStream = static_cast<void*>(stream);  // weft says so if only one of them is GPU memory
+    return ncclSuccess;
+  }
   std::string err = cuda->synchronize(static_cast<void*>(stream));
   if (!err.empty()) return fail(call, ncclUnhandledCudaError, "waiting for the stream's earlier work: " + err);
   return ncclSuccess;
@@ -85,69 +93,80 @@ using weft::nccl::type;
 
 WEFT_NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
               ncclRedOp_t redop, ncclComm_t comm, cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclAllReduce", comm, stream, sendbuff, recvbuff); rc != ncclSuccess) return rc;
-  return fromWeft("ncclAllReduce", weft_allreduce(sendbuff, recvbuff, count, type(datatype), op(redop), toWeft(comm), nullptr));
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclAllReduce", comm, stream, sendbuff, recvbuff, &ws); rc != ncclSuccess) return rc;
+  return fromWeft("ncclAllReduce", weft_allreduce(sendbuff, recvbuff, count, type(datatype), op(redop), toWeft(comm), ws));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
               int root, ncclComm_t comm, cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclBroadcast", comm, stream, sendbuff, recvbuff); rc != ncclSuccess) return rc;
-  return fromWeft("ncclBroadcast", weft_broadcast(sendbuff, recvbuff, count, type(datatype), root, toWeft(comm), nullptr));
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclBroadcast", comm, stream, sendbuff, recvbuff, &ws); rc != ncclSuccess) return rc;
+  return fromWeft("ncclBroadcast", weft_broadcast(sendbuff, recvbuff, count, type(datatype), root, toWeft(comm), ws));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
               cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclBcast", comm, stream, buff, buff); rc != ncclSuccess) return rc;
-  return fromWeft("ncclBcast", weft_broadcast(buff, buff, count, type(datatype), root, toWeft(comm), nullptr));
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclBcast", comm, stream, buff, buff, &ws); rc != ncclSuccess) return rc;
+  return fromWeft("ncclBcast", weft_broadcast(buff, buff, count, type(datatype), root, toWeft(comm), ws));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
               ncclRedOp_t redop, int root, ncclComm_t comm, cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclReduce", comm, stream, sendbuff, recvbuff); rc != ncclSuccess) return rc;
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclReduce", comm, stream, sendbuff, recvbuff, &ws); rc != ncclSuccess) return rc;
   return fromWeft("ncclReduce",
-                  weft_reduce(sendbuff, recvbuff, count, type(datatype), op(redop), root, toWeft(comm), nullptr));
+                  weft_reduce(sendbuff, recvbuff, count, type(datatype), op(redop), root, toWeft(comm), ws));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size_t sendcount,
               ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclAllGather", comm, stream, sendbuff, recvbuff); rc != ncclSuccess) return rc;
-  return fromWeft("ncclAllGather", weft_allgather(sendbuff, recvbuff, sendcount, type(datatype), toWeft(comm), nullptr));
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclAllGather", comm, stream, sendbuff, recvbuff, &ws); rc != ncclSuccess) return rc;
+  return fromWeft("ncclAllGather", weft_allgather(sendbuff, recvbuff, sendcount, type(datatype), toWeft(comm), ws));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff, size_t recvcount,
               ncclDataType_t datatype, ncclRedOp_t redop, ncclComm_t comm, cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclReduceScatter", comm, stream, sendbuff, recvbuff); rc != ncclSuccess) return rc;
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclReduceScatter", comm, stream, sendbuff, recvbuff, &ws); rc != ncclSuccess) return rc;
   return fromWeft("ncclReduceScatter", weft_reduce_scatter(sendbuff, recvbuff, recvcount, type(datatype), op(redop),
-                                                           toWeft(comm), nullptr));
+                                                           toWeft(comm), ws));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
               ncclComm_t comm, cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclAlltoAll", comm, stream, sendbuff, recvbuff); rc != ncclSuccess) return rc;
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclAlltoAll", comm, stream, sendbuff, recvbuff, &ws, false); rc != ncclSuccess) return rc;
   return fromWeft("ncclAlltoAll", weft_alltoall(sendbuff, recvbuff, count, type(datatype), toWeft(comm), nullptr));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
               int root, ncclComm_t comm, cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclGather", comm, stream, sendbuff, recvbuff); rc != ncclSuccess) return rc;
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclGather", comm, stream, sendbuff, recvbuff, &ws, false); rc != ncclSuccess) return rc;
   return weft::nccl::rootedExchange("ncclGather", true, sendbuff, recvbuff, count, datatype, root, comm);
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
               int root, ncclComm_t comm, cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclScatter", comm, stream, sendbuff, recvbuff); rc != ncclSuccess) return rc;
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclScatter", comm, stream, sendbuff, recvbuff, &ws, false); rc != ncclSuccess) return rc;
   return weft::nccl::rootedExchange("ncclScatter", false, sendbuff, recvbuff, count, datatype, root, comm);
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
               ncclComm_t comm, cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclSend", comm, stream, sendbuff, nullptr); rc != ncclSuccess) return rc;
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclSend", comm, stream, sendbuff, nullptr, &ws, false); rc != ncclSuccess) return rc;
   return fromWeft("ncclSend", weft_send(sendbuff, count, type(datatype), peer, toWeft(comm), nullptr));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
               cudaStream_t stream) {
-  if (ncclResult_t rc = prepare("ncclRecv", comm, stream, nullptr, recvbuff); rc != ncclSuccess) return rc;
+  void* ws = nullptr;
+  if (ncclResult_t rc = prepare("ncclRecv", comm, stream, nullptr, recvbuff, &ws, false); rc != ncclSuccess) return rc;
   return fromWeft("ncclRecv", weft_recv(recvbuff, count, type(datatype), peer, toWeft(comm), nullptr));
 }
 

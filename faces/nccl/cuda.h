@@ -1,7 +1,7 @@
 // The CUDA driver as the face sees it, loaded with dlopen (libweft and its faces never link
-// CUDA). Until weft's core moves GPU memory (core/device), the face's part is small: tell GPU
-// memory apart from host memory, order a call after the work already on its stream, and give
-// ncclMemAlloc memory that both a GPU and the host can reach.
+// CUDA). The face's part is small: tell GPU memory (which goes to weft's device path with the
+// caller's stream) apart from host memory, order a host-buffer call after the work already on its
+// stream, and give ncclMemAlloc memory that both a GPU and the host can reach.
 #pragma once
 
 #include <cstddef>

@@ -239,6 +239,67 @@ INSTANTIATE_TEST_SUITE_P(Emulated, CommDevice,
                            return name;
                          });
 
+// NCCL's one-process-many-GPUs pattern: one thread drives every rank's communicator inside a
+// group, each call with its rank's device current. The device connections of all of them are
+// made together at the group's end (one rank's exchange waits for the others), then each
+// collective is enqueued on its rank's stream; ranks of one process reach each other's FIFOs
+// directly. Twice, so the second group reuses the connections.
+TEST(CommDeviceGroup, OneThreadDrivesEveryRankOfACommunicatorInAGroup) {
+#if defined(WEFT_COMM_DEVICE_ON_GPU)
+  if (access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)";
+#endif
+  JobSpec spec;
+  spec.nranks = 1;  // one process, which makes every rank itself
+  spec.deadline = std::chrono::seconds(120);
+  spec.env[-1]["WEFT_CUDA_EMULATION"] = WEFT_EMU_CUDART_PATH;
+  auto out = runJob(spec, [](int, const weft_unique_id_t&) {
+    constexpr int kRanks = 3;
+    constexpr size_t kCount = 70001;  // several slots of each protocol's FIFO
+    weft_comm_t* comms[kRanks] = {};
+    RANK_OK(weft_comm_init_all(comms, kRanks, nullptr));
+    void* streams[kRanks] = {};
+    float* bufs[kRanks] = {};
+    for (int r = 0; r < kRanks; ++r) {
+      CUDA_OK(cudaSetDevice(r));
+      CUDA_OK(cudaStreamCreate(&streams[r]));
+      CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&bufs[r]), kCount * sizeof(float)));
+    }
+    for (int round = 0; round < 2; ++round) {
+      for (int r = 0; r < kRanks; ++r) {
+        std::vector<float> in(kCount);
+        for (size_t i = 0; i < kCount; ++i) in[i] = static_cast<float>((static_cast<size_t>(r) * 7 + i + static_cast<size_t>(round)) % 13);
+        CUDA_OK(cudaMemcpy(bufs[r], in.data(), in.size() * sizeof(float), kMemcpyHostToDevice));
+      }
+      RANK_OK(weft_group_start());
+      for (int r = 0; r < kRanks; ++r) {
+        CUDA_OK(cudaSetDevice(r));
+        RANK_OK(weft_allreduce(bufs[r], bufs[r], kCount, weftFloat32, weftSum, comms[r], streams[r]));
+      }
+      RANK_OK(weft_group_end());
+      for (int r = 0; r < kRanks; ++r) {
+        CUDA_OK(cudaSetDevice(r));
+        CUDA_OK(cudaStreamSynchronize(streams[r]));
+        std::vector<float> got(kCount);
+        CUDA_OK(cudaMemcpy(got.data(), bufs[r], got.size() * sizeof(float), kMemcpyDeviceToHost));
+        for (size_t i = 0; i < kCount; ++i) {
+          float want = 0;
+          for (int k = 0; k < kRanks; ++k) want += static_cast<float>((static_cast<size_t>(k) * 7 + i + static_cast<size_t>(round)) % 13);
+          RANK_CHECK(got[i] == want, "round %d rank %d element %zu: %g, expected %g", round, r, i, got[i], want);
+        }
+      }
+    }
+    for (int r = 0; r < kRanks; ++r) {
+      CUDA_OK(cudaSetDevice(r));
+      CUDA_OK(cudaFree(bufs[r]));
+      CUDA_OK(cudaStreamDestroy(streams[r]));
+      if (closeComm(comms[r]) != 0) return 1;
+    }
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
+}
+
 // What is refused, and how it says so: one buffer of each kind, host buffers with a stream, a
 // stream where no CUDA runtime loads.
 TEST(CommDeviceErrors, MixedBuffersHostBuffersWithAStreamAndNoRuntimeAreClearErrors) {
