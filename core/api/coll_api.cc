@@ -22,6 +22,11 @@ std::vector<coll::CollTask>& groupCollectives() {
   return tasks;
 }
 
+std::vector<device::P2pOp>& groupDeviceP2p() {
+  thread_local std::vector<device::P2pOp> ops;
+  return ops;
+}
+
 namespace {
 
 using runtime::Comm;

@@ -376,9 +376,28 @@ weft::Status enqueueP2p(bool send, const void* buff, size_t count, weft_datatype
   if (peer < 0 || peer >= c.nranks)
     return weft::invalidArgument(weft::strprintf("%s: peer %d is not a rank of this communicator (0..%d)", what, peer, c.nranks - 1));
   if (buff == nullptr && count > 0) return weft::invalidArgument(weft::strprintf("%s: buffer is NULL with count %zu", what, count));
-  WEFT_ASSIGN_OR_RETURN(rt::MemoryKind kind, rt::memoryKind(buff, stream));
-  (void)kind;
+  // GPU memory goes to the device path (a kernel on the stream); host memory to the host's.
+  WEFT_ASSIGN_OR_RETURN(bool onDevice, weft::device::usesDevice(what, buff, buff, count, stream));
+  if (!onDevice) {
+    WEFT_ASSIGN_OR_RETURN(rt::MemoryKind kind, rt::memoryKind(buff, stream));
+    (void)kind;
+  }
   if (count == 0) return Status::ok();  // NCCL drops empty operations
+  if (onDevice) {
+    weft::device::P2pOp op;
+    op.comm = &c;
+    op.send = send;
+    op.buf = const_cast<void*>(buff);
+    op.bytes = count * size;
+    op.peer = peer;
+    op.stream = stream;
+    op.cudaDevice = weft::device::currentDevice();
+    if (rt::threadGroup().depth > 0) {
+      weft::api::groupDeviceP2p().push_back(op);
+      return Status::ok();
+    }
+    return weft::device::enqueueP2p({op});
+  }
   rt::P2pTask t;
   t.comm = &c;
   t.send = send;
@@ -422,12 +441,15 @@ WEFT_API weft_result_t weft_group_end(void) {
     if (--g.depth > 0) return Status::ok();
     std::vector<rt::P2pTask> tasks;
     tasks.swap(g.tasks);
+    std::vector<weft::device::P2pOp> deviceP2p;
+    deviceP2p.swap(weft::api::groupDeviceP2p());
     std::vector<weft::coll::CollTask> colls;
     colls.swap(weft::api::groupCollectives());
     // Every communicator of the group stays alive while its work runs.
     std::vector<rt::Comm*> comms;
     for (const rt::P2pTask& t : tasks) comms.push_back(t.comm);
     for (const weft::coll::CollTask& c : colls) comms.push_back(c.comm);
+    for (const weft::device::P2pOp& op : deviceP2p) comms.push_back(op.comm);
     std::vector<const weft_comm*> entered;
     Status s;
     for (rt::Comm* c : comms) {
@@ -439,6 +461,7 @@ WEFT_API weft_result_t weft_group_end(void) {
     }
     // Point-to-point first, then the collectives in call order: every rank does the same.
     if (s.isOk()) s = rt::runTasks(tasks);
+    if (s.isOk() && !deviceP2p.empty()) s = weft::device::enqueueP2p(deviceP2p);
     // GPU buffers: enqueued on their streams (core/device); host ones run here.
     std::vector<weft::coll::CollTask> onDevice;
     auto split = std::stable_partition(colls.begin(), colls.end(), [](const auto& c) { return !c.onDevice; });
@@ -457,8 +480,9 @@ WEFT_API weft_result_t weft_group_discard(int* discarded) {
     if (discarded != nullptr) *discarded = 0;
     if (g.depth == 0) return weft::invalidUsage("weft_group_discard: not in a group call.");
     if (--g.depth > 0) return Status::ok();
-    size_t n = g.tasks.size() + weft::api::groupCollectives().size();
+    size_t n = g.tasks.size() + weft::api::groupCollectives().size() + weft::api::groupDeviceP2p().size();
     g.tasks.clear();
+    weft::api::groupDeviceP2p().clear();
     g.error = Status::ok();
     weft::api::groupCollectives().clear();
     if (discarded != nullptr) *discarded = static_cast<int>(n);

@@ -5,9 +5,12 @@
 #include <vector>
 
 #include "core/coll/run.h"
+#include "core/device/comm_device.h"
 
 namespace weft::api {
 
 std::vector<coll::CollTask>& groupCollectives();
+// The sends and receives on GPU memory a thread queued in its group (enqueued at its end).
+std::vector<device::P2pOp>& groupDeviceP2p();
 
 }  // namespace weft::api

@@ -111,6 +111,17 @@ struct DeviceState {
   // Each connection's steps so far, the count the kernel keeps in conn->step: (channel, peer).
   std::map<std::pair<int, int>, uint64_t> recvSteps, sendSteps;
   bool saidLL128 = false;
+  // Point-to-point connections, by peer: a block in each end's GPU memory holding the receive
+  // FIFO from the peer (Simple), its tail, and the head of the sends to the peer.
+  struct P2pPeer {
+    char* mine = nullptr;
+    char* theirs = nullptr;
+    bool imported = false;
+    uint64_t sent = 0, received = 0;  // steps so far, each direction
+  };
+  std::map<int, P2pPeer> p2p;
+  size_t p2pFifo() const { return kSteps * simpleBytes; }
+  size_t p2pBlock() const { return roundUp(p2pFifo() + 2 * kCounterBytes, kAlign); }
   config::Selection protocols;  // NCCL_PROTO, read at the first device collective
 
   ~DeviceState() {
@@ -125,6 +136,10 @@ struct DeviceState {
     }
     if (last != nullptr) (void)api->eventDestroy(last);
     for (char* p : imported) (void)api->ipcCloseMemHandle(p);
+    for (auto& [peer, c] : p2p) {
+      if (c.imported) (void)api->ipcCloseMemHandle(c.theirs);
+      (void)api->free(c.mine);
+    }
     if (arena != nullptr) (void)api->free(arena);
     if (abortHost != nullptr) (void)api->freeHost(abortHost);
   }
@@ -136,7 +151,9 @@ struct DeviceState {
     if (rc_ != kCudaSuccess) return cudaError(api, what, rc_); \
   } while (0)
 
-Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
+// The communicator's device state without connections: the abort flag, the launch order event.
+// Not a collective call (a send alone may be the first device call).
+Result<DeviceState*> stateOf(Comm& comm, const CudaApi& api) {
   if (comm.deviceState) return static_cast<DeviceState*>(comm.deviceState.get());
   if (comm.nNodes > 1)
     return invalidUsage(strprintf("GPU buffers on a communicator of %d hosts: weft's device path connects the ranks "
@@ -148,11 +165,6 @@ Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
   WEFT_CUDA_TRY(api, api.getDevice(&st->dev), "cudaGetDevice");
   st->simpleBytes = comm.stepSize;
   st->llBytes = kLLStepBytes;
-  Layout mine = layoutOf(comm, comm.rank, st->simpleBytes, st->llBytes);
-  void* arena = nullptr;
-  WEFT_CUDA_TRY(api, api.malloc(&arena, mine.total), "cudaMalloc (the device connections' FIFOs)");
-  st->arena = static_cast<char*>(arena);
-  WEFT_CUDA_TRY(api, api.memset(arena, 0, mine.total), "cudaMemset (the device connections' FIFOs)");
   void* flag = nullptr;
   WEFT_CUDA_TRY(api, api.hostAlloc(&flag, sizeof(uint64_t), kCudaHostAllocMapped), "cudaHostAlloc (the abort flag)");
   st->abortHost = static_cast<uint64_t*>(flag);
@@ -161,6 +173,24 @@ Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
   WEFT_CUDA_TRY(api, api.hostGetDevicePointer(&flagDev, flag, 0), "cudaHostGetDevicePointer (the abort flag)");
   st->abortDev = static_cast<uint64_t*>(flagDev);
   WEFT_CUDA_TRY(api, api.eventCreateWithFlags(&st->last, kCudaEventDisableTiming), "cudaEventCreateWithFlags");
+  st->protocols = comm.settings.protocols();
+  st->comm = &comm;
+  comm.deviceAbort.store(st->abortHost);
+  if (comm.stop.load()) std::atomic_ref<uint64_t>(*st->abortHost).store(1);
+  comm.deviceState = st;
+  return st.get();
+}
+
+// The rings' and trees' device connections, made at the first device collective: a collective
+// call (every rank exchanges its FIFOs' handle through the bootstrap).
+Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
+  WEFT_ASSIGN_OR_RETURN(DeviceState * st, stateOf(comm, api));
+  if (st->arena != nullptr) return st;
+  Layout mine = layoutOf(comm, comm.rank, st->simpleBytes, st->llBytes);
+  void* arena = nullptr;
+  WEFT_CUDA_TRY(api, api.malloc(&arena, mine.total), "cudaMalloc (the device connections' FIFOs)");
+  st->arena = static_cast<char*>(arena);
+  WEFT_CUDA_TRY(api, api.memset(arena, 0, mine.total), "cudaMemset (the device connections' FIFOs)");
 
   std::vector<PeerArena> all(static_cast<size_t>(comm.nranks));
   PeerArena& me = all[static_cast<size_t>(comm.rank)];
@@ -214,12 +244,7 @@ Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
               comm.rank, sameDevice.front(), st->dev, sameDevice.size());
   WEFT_INFO(log::kInit, "Connected %zu device connection(s) over %d channel(s) via P2P/IPC (%s), %zu KiB of FIFOs",
             mine.index.size(), comm.channels.nChannels, api.provider.c_str(), mine.total >> 10);
-  st->protocols = comm.settings.protocols();
-  st->comm = &comm;
-  comm.deviceAbort.store(st->abortHost);
-  if (comm.stop.load()) std::atomic_ref<uint64_t>(*st->abortHost).store(1);
-  comm.deviceState = st;
-  return st.get();
+  return st;
 }
 
 // A device buffer of at least `bytes` that no launch in flight reads.
@@ -247,6 +272,41 @@ Result<WorkBuffer*> workBuffer(DeviceState& st, size_t bytes) {
     pick = &st.work.back();
   }
   return pick;
+}
+
+// Enqueues one launch: `channels` (connections filled in) and each lane's steps (steps[i] for
+// lane where[i] = (channel, lane)) are copied to a work buffer on `stream`, then the kernel runs
+// `w` over them, after the communicator's previous launch (whatever its stream).
+Status launchWork(DeviceState& st, std::vector<DevChannel>& channels, const std::vector<std::pair<size_t, size_t>>& where,
+                  const std::vector<std::vector<DevStep>>& steps, DevWork w, void* stream) {
+  const CudaApi& api = *st.api;
+  const size_t chanBytes = roundUp(channels.size() * sizeof(DevChannel), 64);
+  size_t total = chanBytes;
+  for (const auto& s : steps) total += s.size() * sizeof(DevStep);
+  WEFT_ASSIGN_OR_RETURN(WorkBuffer * wb, workBuffer(st, total));
+  char* dev = static_cast<char*>(wb->dev);
+  std::vector<char> image(total);
+  size_t at = chanBytes;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    DevLane& lane = channels[where[i].first].lanes[where[i].second];
+    lane.steps = reinterpret_cast<const DevStep*>(dev + at);
+    lane.nSteps = static_cast<uint32_t>(steps[i].size());
+    std::memcpy(image.data() + at, steps[i].data(), steps[i].size() * sizeof(DevStep));
+    at += steps[i].size() * sizeof(DevStep);
+  }
+  std::memcpy(image.data(), channels.data(), channels.size() * sizeof(DevChannel));
+  w.channels = reinterpret_cast<DevChannel*>(dev);
+  w.abortFlag = st.abortDev;
+  if (st.lastRecorded) WEFT_CUDA_TRY(api, api.streamWaitEvent(stream, st.last, 0), "cudaStreamWaitEvent");
+  WEFT_CUDA_TRY(api, api.memcpyAsync(dev, image.data(), total, kCudaMemcpyHostToDevice, stream),
+                "cudaMemcpyAsync (a launch's work)");
+  WEFT_CUDA_TRY(api, api.launchColl(&w, static_cast<unsigned>(channels.size()), kThreads, stream),
+                "launching the collective kernel");
+  WEFT_CUDA_TRY(api, api.eventRecord(wb->done, stream), "cudaEventRecord");
+  wb->used = true;
+  WEFT_CUDA_TRY(api, api.eventRecord(st.last, stream), "cudaEventRecord");
+  st.lastRecorded = true;
+  return Status::ok();
 }
 
 }  // namespace
@@ -328,24 +388,14 @@ Status enqueueCollective(Comm& comm, coll::CollArgs a, void* stream) {
       steps.push_back(std::move(ds));
     }
   }
-  const size_t chanBytes = roundUp(channels.size() * sizeof(DevChannel), 64);
-  size_t total = chanBytes;
-  for (const auto& s : steps) total += s.size() * sizeof(DevStep);
-  WEFT_ASSIGN_OR_RETURN(WorkBuffer * wb, workBuffer(*st, total));
-  char* dev = static_cast<char*>(wb->dev);
-
-  std::vector<char> image(total);
-  size_t at = chanBytes;
+  std::vector<std::pair<size_t, size_t>> where;  // (channel, lane) of each steps list
   std::vector<unsigned> laneOf(channels.size(), 0);
   for (size_t i = 0; i < steps.size(); ++i) {
     const size_t chIndex = comm.nranks == 1 ? 0 : static_cast<size_t>(lanes[i].channel);
-    DevChannel& ch = channels[chIndex];
-    DevLane& lane = ch.lanes[comm.nranks == 1 ? 0 : laneOf[chIndex]++];
-    lane.steps = reinterpret_cast<const DevStep*>(dev + at);
-    lane.nSteps = static_cast<uint32_t>(steps[i].size());
-    std::memcpy(image.data() + at, steps[i].data(), steps[i].size() * sizeof(DevStep));
-    at += steps[i].size() * sizeof(DevStep);
+    const size_t laneIndex = comm.nranks == 1 ? 0 : laneOf[chIndex]++;
+    where.emplace_back(chIndex, laneIndex);
     if (comm.nranks == 1) continue;
+    DevLane& lane = channels[chIndex].lanes[laneIndex];
     const int c = lanes[i].channel;
     const Layout& mine = st->layouts[static_cast<size_t>(comm.rank)];
     const coll::Lane& spec = lanes[i].lane;
@@ -382,29 +432,194 @@ Status enqueueCollective(Comm& comm, coll::CollArgs a, void* stream) {
       n += sendSlots;
     }
   }
-  std::memcpy(image.data(), channels.data(), channels.size() * sizeof(DevChannel));
-
   DevWork w{};
   w.sendbuff = a.send;
   w.recvbuff = a.recv;
-  w.channels = reinterpret_cast<DevChannel*>(dev);
-  w.abortFlag = st->abortDev;
   w.redArg = a.op.arg;
   w.stepBytes = stepBytes;
   w.type = static_cast<uint8_t>(a.type);
   w.red = devRed(a.op);
   w.proto = proto;
-  // The communicator's launches run in the order they were called, whatever their streams.
-  if (st->lastRecorded) WEFT_CUDA_TRY(*api, api->streamWaitEvent(stream, st->last, 0), "cudaStreamWaitEvent");
-  WEFT_CUDA_TRY(*api, api->memcpyAsync(dev, image.data(), total, kCudaMemcpyHostToDevice, stream),
-                "cudaMemcpyAsync (a launch's work)");
-  WEFT_CUDA_TRY(*api, api->launchColl(&w, static_cast<unsigned>(channels.size()), kThreads, stream),
-                "launching the collective kernel");
-  WEFT_CUDA_TRY(*api, api->eventRecord(wb->done, stream), "cudaEventRecord");
-  wb->used = true;
-  WEFT_CUDA_TRY(*api, api->eventRecord(st->last, stream), "cudaEventRecord");
-  st->lastRecorded = true;
+  return launchWork(*st, channels, where, steps, w, stream);
+}
+
+namespace {
+
+constexpr uint32_t kTagDeviceP2p = 1u << 28;  // bootstrap tag of the p2p FIFO exchange
+constexpr size_t kMaxP2pLanes = 128;          // CTAs of one launch (every one must be resident)
+
+struct P2pInfo {
+  CudaIpcHandle handle;
+  uint64_t base;
+  uint64_t bytes;
+  int32_t pid;
+  int32_t pad;
+};
+
+// Connects every (communicator, peer) pair of `ops` not connected yet: all blocks made and sent
+// first, then all received, so one thread can connect several ranks of one communicator.
+Status connectP2p(const CudaApi& api, const std::vector<P2pOp>& ops) {
+  struct Pair {
+    const P2pOp* op;
+    DeviceState* st;
+  };
+  std::vector<Pair> fresh;
+  for (const P2pOp& op : ops) {
+    DeviceState* st = static_cast<DeviceState*>(op.comm->deviceState.get());
+    if (st->p2p.count(op.peer) != 0) continue;
+    if (std::any_of(fresh.begin(), fresh.end(), [&](const Pair& p) { return p.st == st && p.op->peer == op.peer; }))
+      continue;
+    fresh.push_back({&op, st});
+  }
+  for (Pair& p : fresh) {
+    WEFT_CUDA_TRY(api, api.setDevice(p.op->cudaDevice), "cudaSetDevice");
+    DeviceState::P2pPeer c;
+    void* block = nullptr;
+    WEFT_CUDA_TRY(api, api.malloc(&block, p.st->p2pBlock()), "cudaMalloc (a point-to-point FIFO)");
+    c.mine = static_cast<char*>(block);
+    p.st->p2p[p.op->peer] = c;
+    WEFT_CUDA_TRY(api, api.memset(block, 0, p.st->p2pBlock()), "cudaMemset (a point-to-point FIFO)");
+    Comm& comm = *p.op->comm;
+    if (p.op->peer == comm.rank) {
+      p.st->p2p[p.op->peer].theirs = c.mine;
+      continue;
+    }
+    P2pInfo info{};
+    WEFT_CUDA_TRY(api, api.ipcGetMemHandle(&info.handle, block), "cudaIpcGetMemHandle (a point-to-point FIFO)");
+    info.base = reinterpret_cast<uint64_t>(block);
+    info.bytes = p.st->p2pBlock();
+    info.pid = static_cast<int32_t>(getpid());
+    WEFT_TRY(comm.bootstrap->send(p.op->peer, kTagDeviceP2p, &info, sizeof(info),
+                                  comm.opDeadline(strprintf("sending rank %d this rank's GPU FIFO", p.op->peer))));
+  }
+  for (Pair& p : fresh) {
+    Comm& comm = *p.op->comm;
+    if (p.op->peer == comm.rank) continue;
+    std::vector<char> bytes;
+    WEFT_TRY(comm.bootstrap->recv(p.op->peer, kTagDeviceP2p, bytes,
+                                  comm.opDeadline(strprintf("waiting for rank %d's GPU FIFO", p.op->peer))));
+    P2pInfo info{};
+    if (bytes.size() != sizeof(info))
+      return internalError(strprintf("rank %d's GPU FIFO message is %zu bytes, not %zu", p.op->peer, bytes.size(), sizeof(info)));
+    std::memcpy(&info, bytes.data(), sizeof(info));
+    if (info.bytes != p.st->p2pBlock())
+      return invalidUsage(strprintf("rank %d's point-to-point FIFO is %llu bytes, this rank's %zu (NCCL_BUFFSIZE must be "
+                                    "the same on every rank)",
+                                    p.op->peer, static_cast<unsigned long long>(info.bytes), p.st->p2pBlock()));
+    DeviceState::P2pPeer& c = p.st->p2p[p.op->peer];
+    if (info.pid == static_cast<int32_t>(getpid())) {
+      c.theirs = reinterpret_cast<char*>(info.base);
+    } else {
+      WEFT_CUDA_TRY(api, api.setDevice(p.op->cudaDevice), "cudaSetDevice");
+      void* opened = nullptr;
+      WEFT_CUDA_TRY(api, api.ipcOpenMemHandle(&opened, info.handle, kCudaIpcMemLazyEnablePeerAccess),
+                    strprintf("cudaIpcOpenMemHandle (rank %d's point-to-point FIFO, pid %d)", p.op->peer, info.pid).c_str());
+      c.theirs = static_cast<char*>(opened);
+      c.imported = true;
+    }
+    WEFT_INFO(log::kP2p, "Channel 00/1 : %d[%d] -> %d[%d] via P2P/IPC (%s)", comm.rank, p.st->dev, p.op->peer,
+              p.st->dev, api.provider.c_str());
+  }
   return Status::ok();
+}
+
+// One launch: the operations of one communicator on one stream.
+Status launchP2p(const CudaApi& api, DeviceState& st, const std::vector<const P2pOp*>& ops) {
+  // A lane per (peer, direction), its operations in call order; offsets from the lowest buffer.
+  std::vector<std::pair<int, bool>> keys;
+  std::vector<std::vector<DevStep>> steps;
+  uintptr_t base = UINTPTR_MAX;
+  for (const P2pOp* op : ops) base = std::min(base, reinterpret_cast<uintptr_t>(op->buf));
+  for (const P2pOp* op : ops) {
+    auto key = std::make_pair(op->peer, op->send);
+    size_t i = static_cast<size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin());
+    if (i == keys.size()) {
+      keys.push_back(key);
+      steps.emplace_back();
+    }
+    DevStep d{};
+    d.prim = op->send ? kDevSend : kDevRecv;
+    d.count = op->bytes;
+    (op->send ? d.in : d.out) = reinterpret_cast<uintptr_t>(op->buf) - base;
+    steps[i].push_back(d);
+  }
+  if (keys.size() > kMaxP2pLanes)
+    return invalidUsage(strprintf("a group of GPU sends and receives with %zu peers and directions on one communicator and "
+                                  "stream: weft's kernel takes at most %zu in one launch",
+                                  keys.size(), kMaxP2pLanes));
+  std::vector<DevChannel> channels(keys.size());
+  std::vector<std::pair<size_t, size_t>> where;
+  const size_t fifo = st.p2pFifo();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    where.emplace_back(i, 0);
+    DevChannel& ch = channels[i];
+    ch.nLanes = 1;
+    DevLane& lane = ch.lanes[0];
+    DeviceState::P2pPeer& c = st.p2p.at(keys[i].first);
+    uint64_t slots = 0;
+    for (const DevStep& d : steps[i]) slots += slotsOf(d.count, st.simpleBytes);
+    if (keys[i].second) {
+      lane.nSend = 1;
+      DevConn& conn = lane.send[0];
+      conn.buff = c.theirs;
+      conn.tail = reinterpret_cast<uint64_t*>(c.theirs + fifo);
+      conn.head = reinterpret_cast<uint64_t*>(c.mine + fifo + kCounterBytes);
+      conn.step = c.sent;
+      c.sent += slots;
+    } else {
+      lane.nRecv = 1;
+      DevConn& conn = lane.recv[0];
+      conn.buff = c.mine;
+      conn.tail = reinterpret_cast<uint64_t*>(c.mine + fifo);
+      conn.head = reinterpret_cast<uint64_t*>(c.theirs + fifo + kCounterBytes);
+      conn.step = c.received;
+      c.received += slots;
+    }
+  }
+  DevWork w{};
+  w.sendbuff = reinterpret_cast<const void*>(base);
+  w.recvbuff = reinterpret_cast<void*>(base);
+  w.stepBytes = static_cast<uint32_t>(st.simpleBytes);
+  w.type = static_cast<uint8_t>(weftUint8);
+  w.red = kDevSum;
+  w.proto = kDevSimple;
+  return launchWork(st, channels, where, steps, w, ops.front()->stream);
+}
+
+}  // namespace
+
+Status enqueueP2p(const std::vector<P2pOp>& ops) {
+  if (ops.empty()) return Status::ok();
+  std::string why;
+  const CudaApi* api = cudaApi(true, &why);
+  if (api == nullptr) return internalError("GPU sends and receives without CUDA: " + why);
+  int before = 0;
+  WEFT_CUDA_TRY(*api, api->getDevice(&before), "cudaGetDevice");
+  auto run = [&]() -> Status {
+    for (const P2pOp& op : ops) {
+      if (op.comm->stop.load()) return op.comm->stoppedStatus("enqueuing a GPU send or receive");
+      WEFT_CUDA_TRY(*api, api->setDevice(op.cudaDevice), "cudaSetDevice");
+      WEFT_TRY(stateOf(*op.comm, *api).status());
+    }
+    WEFT_TRY(connectP2p(*api, ops));
+    // One launch per (communicator, stream), in the order each first appears.
+    std::vector<std::vector<const P2pOp*>> launches;
+    for (const P2pOp& op : ops) {
+      auto it = std::find_if(launches.begin(), launches.end(), [&](const auto& l) {
+        return l.front()->comm == op.comm && l.front()->stream == op.stream;
+      });
+      if (it == launches.end()) launches.push_back({&op});
+      else it->push_back(&op);
+    }
+    for (const auto& l : launches) {
+      WEFT_CUDA_TRY(*api, api->setDevice(l.front()->cudaDevice), "cudaSetDevice");
+      WEFT_TRY(launchP2p(*api, *static_cast<DeviceState*>(l.front()->comm->deviceState.get()), l));
+    }
+    return Status::ok();
+  };
+  Status s = run();
+  (void)api->setDevice(before);
+  return s;
 }
 
 int currentDevice() {
@@ -423,7 +638,7 @@ Status enqueueGroup(const std::vector<coll::CollTask>& tasks) {
   // Connect first, every communicator at once: each one's exchange waits for all its ranks.
   std::vector<const coll::CollTask*> fresh;
   for (const coll::CollTask& t : tasks)
-    if (!t.comm->deviceState &&
+    if ((!t.comm->deviceState || static_cast<DeviceState*>(t.comm->deviceState.get())->arena == nullptr) &&
         std::none_of(fresh.begin(), fresh.end(), [&](const coll::CollTask* f) { return f->comm == t.comm; }))
       fresh.push_back(&t);
   if (fresh.size() == 1) {

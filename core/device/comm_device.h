@@ -3,9 +3,12 @@
 // and each collective enqueued on the caller's stream as one launch of weft's collective kernel
 // (kernel.h) over the same schedules the host path runs (core/coll/run.h's planLanes).
 //
+// Sends and receives (and alltoall, made of them) take pairwise connections made at the first
+// operation between two ranks, and one launch per group and stream.
+//
 // Not yet: ranks on several hosts (NCCL's NET transport through a proxy thread), SHM through
 // pinned host memory when P2P is impossible, LL128 (Simple runs instead, said in one INFO line),
-// send/receive and alltoall, and the mismatch checks the host path makes on every step.
+// and the mismatch checks the host path makes on every step.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +29,23 @@ Result<bool> usesDevice(const char* what, const void* send, const void* recv, si
 // and returns: the kernel runs when the stream reaches it. The first call on a communicator
 // connects its channels on the GPU, a collective call of every rank.
 Status enqueueCollective(runtime::Comm& comm, coll::CollArgs a, void* stream);
+
+// One send or receive on GPU memory (weft_send / weft_recv, and alltoall through them).
+struct P2pOp {
+  runtime::Comm* comm = nullptr;
+  bool send = false;
+  void* buf = nullptr;
+  size_t bytes = 0;
+  int peer = -1;
+  void* stream = nullptr;
+  int cudaDevice = 0;
+};
+
+// Enqueues `ops` (a group's, or one call's) on their streams: one launch per communicator and
+// stream, one CTA per peer and direction running that peer's operations in order. The first
+// operation between two ranks connects them (a receive FIFO in each one's GPU memory, shared by
+// CUDA IPC): both have one with the other in matching groups, as NCCL requires.
+Status enqueueP2p(const std::vector<P2pOp>& ops);
 
 // The calling thread's current CUDA device (0 where CUDA is not loaded).
 int currentDevice();

@@ -1,8 +1,7 @@
 // Collectives, point-to-point and PreMulSum over weft's calls. Host buffers go to weft's host
 // path with a NULL stream (it completes each call before it returns), after the work already
-// queued on the caller's stream when a GPU is present. GPU buffers of AllReduce, Broadcast,
-// Reduce, AllGather and ReduceScatter go to weft's device path with the caller's stream; those of
-// the other calls are refused with a clear error (not in the device path yet).
+// queued on the caller's stream when a GPU is present. GPU buffers go to weft's device path with
+// the caller's stream, as NCCL takes them.
 #include <cstdio>
 #include <string>
 
@@ -12,32 +11,17 @@
 namespace weft::nccl {
 namespace {
 
-std::string pointerText(const void* p) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%p", p);
-  return buf;
-}
-
 // What every data call does before weft sees it: the deferred init of `comm` finished and, with a
-// GPU, the buffers sorted out. GPU buffers of a collective weft's device path runs (`onDevice`
-// true for the call) go to weft with the caller's stream, which orders the kernel; host buffers go
-// with a NULL stream once the stream's earlier work is done (data the GPU wrote into host memory is
-// there). *weftStream is the stream to pass on.
+// GPU, the buffers sorted out. GPU buffers go to weft's device path with the caller's stream,
+// which orders the kernel; host buffers go with a NULL stream once the stream's earlier work is
+// done (data the GPU wrote into host memory is there). *weftStream is the stream to pass on.
 ncclResult_t prepare(const char* call, ncclComm_t comm, cudaStream_t stream, const void* send, const void* recv,
-                     void** weftStream, bool deviceCall = true) {
+                     void** weftStream) {
   *weftStream = nullptr;
   if (ncclResult_t rc = awaitDeferred(call, comm); rc != ncclSuccess) return rc;
   const CudaDriver* cuda = CudaDriver::get();
   if (cuda == nullptr) return ncclSuccess;  // no GPU: the stream argument is not used
-  const bool sendDev = send != nullptr && cuda->isDeviceMemory(send);
-  const bool recvDev = recv != nullptr && cuda->isDeviceMemory(recv);
-  if (sendDev || recvDev) {
-    if (!deviceCall)
-      return fail(call, ncclInvalidUsage,
-                  std::string(sendDev ? "sendbuff " + pointerText(send) : "recvbuff " + pointerText(recv)) +
-                      " is GPU memory: weft's device path runs AllReduce, Broadcast, Reduce, AllGather and "
-                      "ReduceScatter; this call on GPU memory is not there yet (use host memory, e.g. from "
-                      "ncclMemAlloc)");
+  if ((send != nullptr && cuda->isDeviceMemory(send)) || (recv != nullptr && cuda->isDeviceMemory(recv))) {
     *weftStream = static_cast<void*>(stream);  // weft says so if only one of them is GPU memory
     return ncclSuccess;
   }
@@ -51,7 +35,7 @@ weft_redop_t op(ncclRedOp_t o) { return static_cast<weft_redop_t>(o); }
 
 // Gather and Scatter as NCCL lowers them: the root receives (sends) one block per rank, every
 // rank sends (receives) its own, all in one group.
-ncclResult_t rootedExchange(const char* call, bool gather, const void* sendbuff, void* recvbuff, size_t count,
+ncclResult_t rootedExchange(const char* call, bool gather, const void* sendbuff, void* recvbuff, size_t count, void* ws,
                             ncclDataType_t datatype, int root, ncclComm_t comm) {
   size_t elt = weft_datatype_size(type(datatype));
   if (elt == 0) return fail(call, ncclInvalidArgument, "unknown datatype " + std::to_string(datatype) + " (expected 0..11)");
@@ -67,13 +51,13 @@ ncclResult_t rootedExchange(const char* call, bool gather, const void* sendbuff,
   const char* in = static_cast<const char*>(sendbuff);
   char* out = static_cast<char*>(recvbuff);
   if (gather) {
-    rc = weft_send(in, count, type(datatype), root, toWeft(comm), nullptr);
+    rc = weft_send(in, count, type(datatype), root, toWeft(comm), ws);
     for (int r = 0; me == root && r < n && rc == weftSuccess; ++r)
-      rc = weft_recv(out + static_cast<size_t>(r) * count * elt, count, type(datatype), r, toWeft(comm), nullptr);
+      rc = weft_recv(out + static_cast<size_t>(r) * count * elt, count, type(datatype), r, toWeft(comm), ws);
   } else {
     for (int r = 0; me == root && r < n && rc == weftSuccess; ++r)
-      rc = weft_send(in + static_cast<size_t>(r) * count * elt, count, type(datatype), r, toWeft(comm), nullptr);
-    if (rc == weftSuccess) rc = weft_recv(out, count, type(datatype), root, toWeft(comm), nullptr);
+      rc = weft_send(in + static_cast<size_t>(r) * count * elt, count, type(datatype), r, toWeft(comm), ws);
+    if (rc == weftSuccess) rc = weft_recv(out, count, type(datatype), root, toWeft(comm), ws);
   }
   std::string why = rc == weftSuccess ? std::string() : weft_last_error();
   weft_result_t end = weft_group_end();
@@ -138,36 +122,36 @@ WEFT_NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvb
 WEFT_NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
               ncclComm_t comm, cudaStream_t stream) {
   void* ws = nullptr;
-  if (ncclResult_t rc = prepare("ncclAlltoAll", comm, stream, sendbuff, recvbuff, &ws, false); rc != ncclSuccess) return rc;
-  return fromWeft("ncclAlltoAll", weft_alltoall(sendbuff, recvbuff, count, type(datatype), toWeft(comm), nullptr));
+  if (ncclResult_t rc = prepare("ncclAlltoAll", comm, stream, sendbuff, recvbuff, &ws); rc != ncclSuccess) return rc;
+  return fromWeft("ncclAlltoAll", weft_alltoall(sendbuff, recvbuff, count, type(datatype), toWeft(comm), ws));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
               int root, ncclComm_t comm, cudaStream_t stream) {
   void* ws = nullptr;
-  if (ncclResult_t rc = prepare("ncclGather", comm, stream, sendbuff, recvbuff, &ws, false); rc != ncclSuccess) return rc;
-  return weft::nccl::rootedExchange("ncclGather", true, sendbuff, recvbuff, count, datatype, root, comm);
+  if (ncclResult_t rc = prepare("ncclGather", comm, stream, sendbuff, recvbuff, &ws); rc != ncclSuccess) return rc;
+  return weft::nccl::rootedExchange("ncclGather", true, sendbuff, recvbuff, count, ws, datatype, root, comm);
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
               int root, ncclComm_t comm, cudaStream_t stream) {
   void* ws = nullptr;
-  if (ncclResult_t rc = prepare("ncclScatter", comm, stream, sendbuff, recvbuff, &ws, false); rc != ncclSuccess) return rc;
-  return weft::nccl::rootedExchange("ncclScatter", false, sendbuff, recvbuff, count, datatype, root, comm);
+  if (ncclResult_t rc = prepare("ncclScatter", comm, stream, sendbuff, recvbuff, &ws); rc != ncclSuccess) return rc;
+  return weft::nccl::rootedExchange("ncclScatter", false, sendbuff, recvbuff, count, ws, datatype, root, comm);
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
               ncclComm_t comm, cudaStream_t stream) {
   void* ws = nullptr;
-  if (ncclResult_t rc = prepare("ncclSend", comm, stream, sendbuff, nullptr, &ws, false); rc != ncclSuccess) return rc;
-  return fromWeft("ncclSend", weft_send(sendbuff, count, type(datatype), peer, toWeft(comm), nullptr));
+  if (ncclResult_t rc = prepare("ncclSend", comm, stream, sendbuff, nullptr, &ws); rc != ncclSuccess) return rc;
+  return fromWeft("ncclSend", weft_send(sendbuff, count, type(datatype), peer, toWeft(comm), ws));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
               cudaStream_t stream) {
   void* ws = nullptr;
-  if (ncclResult_t rc = prepare("ncclRecv", comm, stream, nullptr, recvbuff, &ws, false); rc != ncclSuccess) return rc;
-  return fromWeft("ncclRecv", weft_recv(recvbuff, count, type(datatype), peer, toWeft(comm), nullptr));
+  if (ncclResult_t rc = prepare("ncclRecv", comm, stream, nullptr, recvbuff, &ws); rc != ncclSuccess) return rc;
+  return fromWeft("ncclRecv", weft_recv(recvbuff, count, type(datatype), peer, toWeft(comm), ws));
 }
 
 WEFT_NCCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* redop, void* scalar, ncclDataType_t datatype,

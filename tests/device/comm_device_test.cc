@@ -7,12 +7,15 @@
 // NVIDIA's libcudart on a GPU machine (scripts/gpu-check.sh).
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/device/emu/emu_cudart.h"
@@ -81,10 +84,11 @@ void fillInput(std::vector<char>& b, weft_datatype_t t, int rank, uint32_t seed)
 int deviceCase(weft_comm_t* comm, int rank, int n, void* stream, const DCase& c, uint32_t seed, bool lenient) {
   const weft_datatype_t t = c.type;
   const size_t elt = weft_datatype_size(t);
-  const bool gather = c.coll == "allgather", scatter = c.coll == "reduce_scatter";
+  const bool gather = c.coll == "allgather", scatter = c.coll == "reduce_scatter", a2a = c.coll == "alltoall";
+  const bool ring = c.coll == "sendrecv";  // send to the next rank and receive from the previous one, in a group
   const size_t nn = static_cast<size_t>(n);
-  const size_t inCount = scatter ? c.count * nn : c.count;
-  const size_t outCount = gather ? c.count * nn : c.count;
+  const size_t inCount = scatter || a2a ? c.count * nn : c.count;
+  const size_t outCount = gather || a2a ? c.count * nn : c.count;
   const size_t bufCount = std::max<size_t>(1, std::max(inCount, outCount));
   std::vector<char> in(inCount * elt);
   fillInput(in, t, rank, seed);
@@ -107,6 +111,14 @@ int deviceCase(weft_comm_t* comm, int rank, int n, void* stream, const DCase& c,
     if (c.coll == "reduce") return weft_reduce(send, recv, c.count, t, c.op, c.root, comm, s);
     if (c.coll == "broadcast") return weft_broadcast(send, recv, c.count, t, c.root, comm, s);
     if (gather) return weft_allgather(send, recv, c.count, t, comm, s);
+    if (a2a) return weft_alltoall(send, recv, c.count, t, comm, s);
+    if (ring) {
+      weft_result_t rc = weft_group_start();
+      if (rc == weftSuccess) rc = weft_send(send, c.count, t, (rank + 1) % n, comm, s);
+      if (rc == weftSuccess) rc = weft_recv(recv, c.count, t, (rank + n - 1) % n, comm, s);
+      weft_result_t end = weft_group_end();
+      return rc != weftSuccess ? rc : end;
+    }
     return weft_reduce_scatter(send, recv, c.count, t, c.op, comm, s);
   };
 
@@ -175,7 +187,8 @@ class CommDevice : public ::testing::TestWithParam<Variant> {
 };
 
 // Every collective, datatype and operator, in and out of place, small and multi-slot counts, on
-// device buffers through the emulated runtime, against the host path's bits.
+// device buffers through the emulated runtime, against the host path's bits; alltoall and a ring
+// of sends and receives in a group (device point-to-point) too.
 TEST_P(CommDevice, EveryCollectiveOnDeviceBuffersEqualsTheHostPath) {
   const Variant v = GetParam();
   JobSpec spec;
@@ -195,7 +208,7 @@ TEST_P(CommDevice, EveryCollectiveOnDeviceBuffersEqualsTheHostPath) {
     const int n = v.nranks;
     const weft_redop_t ops[] = {weftSum, weftProd, weftMax, weftMin, weftAvg};
     std::vector<std::string> reductions = {"allreduce", "reduce", "reduce_scatter"};
-    std::vector<std::string> moves = {"broadcast", "allgather"};
+    std::vector<std::string> moves = {"broadcast", "allgather", "alltoall", "sendrecv"};
     if (treeOnly) {
       reductions = {"allreduce"};
       moves.clear();
@@ -208,9 +221,11 @@ TEST_P(CommDevice, EveryCollectiveOnDeviceBuffersEqualsTheHostPath) {
           for (const std::string& coll : reductions)
             for (weft_redop_t op : ops)
               if (deviceCase(comm, rank, n, stream, {coll, t, op, count, inPlace, n - 1}, seed++, lenient) != 0) return 1;
-          for (const std::string& coll : moves)
+          for (const std::string& coll : moves) {
+            if (inPlace && (coll == "alltoall" || coll == "sendrecv")) continue;  // not defined in place
             if (deviceCase(comm, rank, n, stream, {coll, t, weftSum, count, inPlace, n / 2}, seed++, lenient) != 0)
               return 1;
+          }
         }
       }
     }
@@ -218,8 +233,9 @@ TEST_P(CommDevice, EveryCollectiveOnDeviceBuffersEqualsTheHostPath) {
     std::vector<std::string> large = reductions;
     large.insert(large.end(), moves.begin(), moves.end());
     for (const std::string& coll : large) {
+      const bool p2p = coll == "alltoall" || coll == "sendrecv";
       if (deviceCase(comm, rank, n, stream, {coll, weftFloat32, weftSum, 300007, false, 0}, seed++, lenient) != 0) return 1;
-      if (deviceCase(comm, rank, n, stream, {coll, weftInt8, weftMax, 1000003, true, n - 1}, seed++, lenient) != 0) return 1;
+      if (deviceCase(comm, rank, n, stream, {coll, weftInt8, weftMax, 1000003, !p2p, n - 1}, seed++, lenient) != 0) return 1;
     }
     CUDA_OK(cudaStreamDestroy(stream));
     return closeComm(comm);
@@ -298,6 +314,85 @@ TEST(CommDeviceGroup, OneThreadDrivesEveryRankOfACommunicatorInAGroup) {
   });
   EXPECT_EQ(failures(out), "");
   expectNoLeftovers(out);
+}
+
+// No hang on the device path: a kernel waiting for a peer ends when the communicator stops. Rank
+// 1's allreduce waits on rank 0, which is killed (its death comes through the watch ring) or, in
+// the second case, alive but never calling while rank 1 aborts from another thread. Either way
+// the kernel sees the abort flag, the stream completes, and the error names what happened.
+void devicePeerFault(bool kill) {
+  JobSpec spec;
+  spec.nranks = 2;
+  spec.deadline = std::chrono::seconds(60);
+  spec.env[-1]["WEFT_CUDA_EMULATION"] = WEFT_EMU_CUDART_PATH;
+  SharedCounters sc(2);
+  auto out = runJob(spec, [&](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 2, id, rank));
+    void* stream = nullptr;
+    CUDA_OK(cudaStreamCreate(&stream));
+    constexpr size_t kCount = 1 << 20;
+    void* buf = nullptr;
+    CUDA_OK(cudaMalloc(&buf, kCount * sizeof(float)));
+    // Both ranks connect their device rings with one allreduce that completes.
+    RANK_OK(weft_allreduce(buf, buf, kCount, weftFloat32, weftSum, comm, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    RANK_CHECK(sc.arriveAndWait(0, 2, std::chrono::seconds(30)), "the ranks never met");
+    if (rank == 0) {
+      // Wait until rank 1's second allreduce is enqueued, then die (or stay away until aborted).
+      RANK_CHECK(sc.waitFor(1, 1, std::chrono::seconds(30)), "rank 1 never launched");
+      if (kill) raise(SIGKILL);
+      RANK_CHECK(sc.waitFor(1, 2, std::chrono::seconds(30)), "rank 1 never returned");
+      RANK_OK(weft_comm_abort(comm));
+      return 0;
+    }
+    RANK_OK(weft_allreduce(buf, buf, kCount, weftFloat32, weftSum, comm, stream));
+    sc.add(1);
+    std::thread aborter;
+    if (!kill)
+      aborter = std::thread([comm] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        (void)weft_comm_abort(comm);
+      });
+    auto t0 = std::chrono::steady_clock::now();
+    CUDA_OK(cudaStreamSynchronize(stream));  // returns because the kernel left
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (aborter.joinable()) aborter.join();
+    sc.add(1);
+    RANK_CHECK(s < 20, "the stream took %.1f s to complete", s);
+    if (kill) {
+      weft_result_t async = weftSuccess;
+      RANK_OK(weft_comm_get_async_error(comm, &async));
+      RANK_CHECK(async == weftRemoteError, "async error %d", static_cast<int>(async));
+      weft_result_t rc = weft_allreduce(buf, buf, 16, weftFloat32, weftSum, comm, stream);
+      RANK_CHECK(rc == weftRemoteError && std::string(weft_last_error()).find("rank 0") != std::string::npos,
+                 "next call returned %d: %s", static_cast<int>(rc), weft_last_error());
+      RANK_OK(weft_comm_abort(comm));
+    }
+    CUDA_OK(cudaFree(buf));
+    CUDA_OK(cudaStreamDestroy(stream));
+    return 0;
+  });
+  ASSERT_EQ(out.size(), 2u);
+  if (kill) {
+    EXPECT_EQ(out[0].signal, SIGKILL) << out[0].output;
+    out.erase(out.begin());
+  }
+  EXPECT_EQ(failures(out), "");
+}
+
+TEST(CommDeviceFaults, APeerKilledWhileAKernelWaitsForItEndsTheKernel) {
+#if defined(WEFT_COMM_DEVICE_ON_GPU)
+  if (access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)";
+#endif
+  devicePeerFault(true);
+}
+
+TEST(CommDeviceFaults, AnAbortFromAnotherThreadEndsAWaitingKernel) {
+#if defined(WEFT_COMM_DEVICE_ON_GPU)
+  if (access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)";
+#endif
+  devicePeerFault(false);
 }
 
 // What is refused, and how it says so: one buffer of each kind, host buffers with a stream, a
