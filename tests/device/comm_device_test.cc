@@ -20,6 +20,7 @@
 
 #include "core/device/emu/emu_cudart.h"
 #include "tests/support/ranks.h"
+#include "tests/support/sanitizer.h"
 #include "weft/weft.h"
 
 namespace weft::testing {
@@ -214,7 +215,8 @@ TEST_P(CommDevice, EveryCollectiveOnDeviceBuffersEqualsTheHostPath) {
       moves.clear();
     }
     uint32_t seed = 1;
-    for (int ti = 0; ti < 12; ++ti) {
+    // Every datatype (every other one under a sanitizer: the device path does not depend on it).
+    for (int ti = 0; ti < 12; ti += test::kSanitized ? 2 : 1) {
       const auto t = static_cast<weft_datatype_t>(ti);
       for (size_t count : {size_t{1}, size_t{1009}}) {
         for (bool inPlace : {false, true}) {
@@ -244,10 +246,12 @@ TEST_P(CommDevice, EveryCollectiveOnDeviceBuffersEqualsTheHostPath) {
   expectNoLeftovers(out);
 }
 
+// Under a sanitizer: one variant per protocol and algorithm.
 INSTANTIATE_TEST_SUITE_P(Emulated, CommDevice,
-                         ::testing::Values(Variant{1, "", ""}, Variant{2, "", ""}, Variant{3, "Ring", "Simple"},
-                                           Variant{3, "Ring", "LL"}, Variant{4, "Tree", "Simple"},
-                                           Variant{3, "Tree", "LL"}),
+                         ::testing::ValuesIn(test::plainOrSanitized<Variant>(
+                             {Variant{1, "", ""}, Variant{2, "", ""}, Variant{3, "Ring", "Simple"}, Variant{3, "Ring", "LL"},
+                              Variant{4, "Tree", "Simple"}, Variant{3, "Tree", "LL"}},
+                             {Variant{2, "", ""}, Variant{3, "Ring", "LL"}, Variant{3, "Tree", "Simple"}})),
                          [](const auto& p) {
                            std::string name = std::to_string(p.param.nranks) + "ranks";
                            if (*p.param.algo != '\0') name += p.param.algo;
