@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -25,6 +26,22 @@
 
 namespace weft::testing {
 namespace {
+
+// The GPU suite (tests/gpu) links this same object with NVIDIA's runtime and runs it with
+// WEFT_TEST_ON_GPU=1: libweft then loads the real CUDA runtime and weft's nvcc-built kernels.
+bool onGpu() {
+  const char* v = std::getenv("WEFT_TEST_ON_GPU");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+// WEFT_CUDA_EMULATION for the ranks: the emulated runtime, or "0" on a GPU.
+const char* kEmulation = onGpu() ? "0" : WEFT_EMU_CUDART_PATH;
+
+// On a GPU run without a GPU: skip. Not asked through CUDA: a parent that started CUDA could not
+// fork ranks that use it.
+#define WEFT_SKIP_WITHOUT_GPU()                                                                   \
+  do {                                                                                            \
+    if (onGpu() && access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)"; \
+  } while (0)
 
 constexpr int kMemcpyHostToDevice = 1;
 constexpr int kMemcpyDeviceToHost = 2;
@@ -180,10 +197,7 @@ struct Variant {
 class CommDevice : public ::testing::TestWithParam<Variant> {
  protected:
   void SetUp() override {
-#if defined(WEFT_COMM_DEVICE_ON_GPU)
-    // Not through CUDA: a parent that started CUDA could not fork ranks that use it.
-    if (access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)";
-#endif
+    WEFT_SKIP_WITHOUT_GPU();
   }
 };
 
@@ -195,7 +209,7 @@ TEST_P(CommDevice, EveryCollectiveOnDeviceBuffersEqualsTheHostPath) {
   JobSpec spec;
   spec.nranks = v.nranks;
   spec.deadline = std::chrono::seconds(300);
-  spec.env[-1]["WEFT_CUDA_EMULATION"] = WEFT_EMU_CUDART_PATH;
+  spec.env[-1]["WEFT_CUDA_EMULATION"] = kEmulation;
   if (*v.algo != '\0') spec.env[-1]["NCCL_ALGO"] = v.algo;
   if (*v.proto != '\0') spec.env[-1]["NCCL_PROTO"] = v.proto;
   const bool treeOnly = std::string(v.algo) == "Tree";
@@ -265,13 +279,11 @@ INSTANTIATE_TEST_SUITE_P(Emulated, CommDevice,
 // collective is enqueued on its rank's stream; ranks of one process reach each other's FIFOs
 // directly. Twice, so the second group reuses the connections.
 TEST(CommDeviceGroup, OneThreadDrivesEveryRankOfACommunicatorInAGroup) {
-#if defined(WEFT_COMM_DEVICE_ON_GPU)
-  if (access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)";
-#endif
+  WEFT_SKIP_WITHOUT_GPU();
   JobSpec spec;
   spec.nranks = 1;  // one process, which makes every rank itself
   spec.deadline = std::chrono::seconds(120);
-  spec.env[-1]["WEFT_CUDA_EMULATION"] = WEFT_EMU_CUDART_PATH;
+  spec.env[-1]["WEFT_CUDA_EMULATION"] = kEmulation;
   auto out = runJob(spec, [](int, const weft_unique_id_t&) {
     constexpr int kRanks = 3;
     constexpr size_t kCount = 70001;  // several slots of each protocol's FIFO
@@ -328,7 +340,7 @@ void devicePeerFault(bool kill) {
   JobSpec spec;
   spec.nranks = 2;
   spec.deadline = std::chrono::seconds(60);
-  spec.env[-1]["WEFT_CUDA_EMULATION"] = WEFT_EMU_CUDART_PATH;
+  spec.env[-1]["WEFT_CUDA_EMULATION"] = kEmulation;
   SharedCounters sc(2);
   auto out = runJob(spec, [&](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
@@ -386,28 +398,22 @@ void devicePeerFault(bool kill) {
 }
 
 TEST(CommDeviceFaults, APeerKilledWhileAKernelWaitsForItEndsTheKernel) {
-#if defined(WEFT_COMM_DEVICE_ON_GPU)
-  if (access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)";
-#endif
+  WEFT_SKIP_WITHOUT_GPU();
   devicePeerFault(true);
 }
 
 TEST(CommDeviceFaults, AnAbortFromAnotherThreadEndsAWaitingKernel) {
-#if defined(WEFT_COMM_DEVICE_ON_GPU)
-  if (access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)";
-#endif
+  WEFT_SKIP_WITHOUT_GPU();
   devicePeerFault(false);
 }
 
 // What is refused, and how it says so: one buffer of each kind, host buffers with a stream, a
 // stream where no CUDA runtime loads.
 TEST(CommDeviceErrors, MixedBuffersHostBuffersWithAStreamAndNoRuntimeAreClearErrors) {
-#if defined(WEFT_COMM_DEVICE_ON_GPU)
-  if (access("/dev/nvidia0", F_OK) != 0) GTEST_SKIP() << "no GPU here (/dev/nvidia0 is absent)";
-#endif
+  WEFT_SKIP_WITHOUT_GPU();
   JobSpec spec;
   spec.nranks = 1;
-  spec.env[-1]["WEFT_CUDA_EMULATION"] = WEFT_EMU_CUDART_PATH;
+  spec.env[-1]["WEFT_CUDA_EMULATION"] = kEmulation;
   auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
     RANK_OK(weft_comm_init_rank(&comm, 1, id, rank));
