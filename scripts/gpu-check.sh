@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, in one run on a machine with one (meant to take under 8 minutes):
 #   1. the collective kernel on the GPU (tests/gpu, ctest label `gpu`): every collective, ring and
-#      tree, every datatype, 2-4 ranks sharing the GPU, bit for bit against the host path;
+#      tree, every datatype, 2-4 ranks sharing the GPU, bit for bit against the host path; and the
+#      communicator's device path (gpu_comm_device_test: weft_allreduce & co. on cudaMalloc'd
+#      buffers and a stream, rank processes sharing the GPU through CUDA IPC, libweft loading
+#      NVIDIA's runtime and libweft_cuda_kernels.so);
 #   2. NVIDIA's libnccl loading weft's net and tuner plugins (ctest -R NcclLoadsWeft);
 #   3. nccl-tests against weft's libnccl.so.2, when NCCL_TESTS_DIR names a built nccl-tests.
 # Usage: bash scripts/gpu-check.sh [build-dir]   (default: build-gpu; configured and built here
