@@ -191,6 +191,8 @@ Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
   WEFT_CUDA_TRY(api, api.malloc(&arena, mine.total), "cudaMalloc (the device connections' FIFOs)");
   st->arena = static_cast<char*>(arena);
   WEFT_CUDA_TRY(api, api.memset(arena, 0, mine.total), "cudaMemset (the device connections' FIFOs)");
+  // Zeroed before any peer can write there (cudaMemset may still be running when it returns).
+  WEFT_CUDA_TRY(api, api.deviceSynchronize(), "cudaDeviceSynchronize");
 
   std::vector<PeerArena> all(static_cast<size_t>(comm.nranks));
   PeerArena& me = all[static_cast<size_t>(comm.rank)];
@@ -479,6 +481,7 @@ Status connectP2p(const CudaApi& api, const std::vector<P2pOp>& ops) {
     c.mine = static_cast<char*>(block);
     p.st->p2p[p.op->peer] = c;
     WEFT_CUDA_TRY(api, api.memset(block, 0, p.st->p2pBlock()), "cudaMemset (a point-to-point FIFO)");
+    WEFT_CUDA_TRY(api, api.deviceSynchronize(), "cudaDeviceSynchronize");
     Comm& comm = *p.op->comm;
     if (p.op->peer == comm.rank) {
       p.st->p2p[p.op->peer].theirs = c.mine;

@@ -87,6 +87,7 @@ Result<std::unique_ptr<CudaApi>> load(bool force, bool* noDriver) {
   bind(rt, "cudaMalloc", &api->malloc, &missing);
   bind(rt, "cudaFree", &api->free, &missing);
   bind(rt, "cudaMemset", &api->memset, &missing);
+  bind(rt, "cudaDeviceSynchronize", &api->deviceSynchronize, &missing);
   bind(rt, "cudaHostAlloc", &api->hostAlloc, &missing);
   bind(rt, "cudaHostGetDevicePointer", &api->hostGetDevicePointer, &missing);
   bind(rt, "cudaFreeHost", &api->freeHost, &missing);

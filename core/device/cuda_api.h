@@ -51,6 +51,7 @@ struct CudaApi {
   int (*malloc)(void**, size_t);
   int (*free)(void*);
   int (*memset)(void*, int, size_t);
+  int (*deviceSynchronize)();
   int (*hostAlloc)(void**, size_t, unsigned);
   int (*hostGetDevicePointer)(void**, void*, unsigned);
   int (*freeHost)(void*);
