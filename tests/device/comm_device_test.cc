@@ -360,6 +360,8 @@ void devicePeerFault(bool kill) {
       if (kill) raise(SIGKILL);
       RANK_CHECK(sc.waitFor(1, 2, std::chrono::seconds(30)), "rank 1 never returned");
       RANK_OK(weft_comm_abort(comm));
+      CUDA_OK(cudaFree(buf));
+      CUDA_OK(cudaStreamDestroy(stream));
       return 0;
     }
     RANK_OK(weft_allreduce(buf, buf, kCount, weftFloat32, weftSum, comm, stream));
