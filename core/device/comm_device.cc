@@ -1,5 +1,6 @@
 #include "core/device/comm_device.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -18,6 +20,9 @@
 #include "core/connect/connection.h"
 #include "core/device/cuda_api.h"
 #include "core/device/plan.h"
+#include "core/device/proxy.h"
+#include "core/runtime/shm.h"
+#include "core/topo/params.h"
 
 namespace weft::device {
 namespace {
@@ -36,13 +41,16 @@ constexpr size_t kLLMaxBytes = 64 << 10;
 
 size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-// The peers rank `r` is connected to on channel c (ring and tree, each once, in a fixed order):
-// both ends compute the same list, which orders the connections in r's arena.
+// The peers of rank `r`'s host it is connected to on channel c (ring and tree, each once, in a
+// fixed order): both ends compute the same list, which orders the connections in r's arena.
+// Peers on other hosts are reached through the network (netEnds).
 std::vector<int> peersOn(const Comm& comm, int r, int c) {
   connect::ChannelLinks l = connect::channelOf(comm.channels, r, c);
   std::vector<int> out;
+  const uint64_t host = comm.peers[static_cast<size_t>(r)].hostHash;
   auto add = [&](int p) {
-    if (p >= 0 && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+    if (p >= 0 && comm.peers[static_cast<size_t>(p)].hostHash == host && std::find(out.begin(), out.end(), p) == out.end())
+      out.push_back(p);
   };
   add(l.ringPrev);
   add(l.ringNext);
@@ -72,7 +80,8 @@ Layout layoutOf(const Comm& comm, int r, size_t simpleBytes, size_t llBytes) {
   for (int c = 0; c < comm.channels.nChannels; ++c)
     for (int p : peersOn(comm, r, c)) l.index.emplace(std::make_pair(c, p), l.index.size());
   l.recvBlock = roundUp(kSteps * (simpleBytes + llBytes) + kCounterBytes, kAlign);
-  l.total = roundUp(l.index.size() * (l.recvBlock + kCounterBytes), kAlign);
+  // At least a page: a rank whose peers are all on other hosts still has an arena to share.
+  l.total = std::max(kAlign, roundUp(l.index.size() * (l.recvBlock + kCounterBytes), kAlign));
   return l;
 }
 
@@ -85,7 +94,43 @@ struct PeerArena {
   int32_t dev;
   uint64_t hostHash;
   uint32_t simpleBytes, llBytes;
+  char shmName[64];  // SHM: the /dev/shm segment holding the arena (registered with CUDA); "": CUDA IPC
 };
+
+// One end of a device connection to a rank of another host: its FIFOs and counters in pinned,
+// mapped host memory, moved through the net plugin by the communicator's proxy thread (proxy.h).
+struct NetEnd {
+  int id = -1;           // the proxy's connection
+  char* host = nullptr;  // the block at host addresses (cudaHostAlloc)
+  char* dev = nullptr;   // and at the kernel's
+  size_t simpleBytes = 0, llBytes = 0;
+  static size_t blockBytes(size_t simple, size_t ll) { return kSteps * (simple + ll) + 2 * kCounterBytes; }
+  size_t tailAt() const { return kSteps * (simpleBytes + llBytes); }
+  DevConn conn(uint64_t step) const {
+    DevConn c{};
+    c.buff = dev;
+    c.buffLL = llBytes != 0 ? dev + kSteps * simpleBytes : nullptr;
+    c.tail = reinterpret_cast<uint64_t*>(dev + tailAt());
+    c.head = reinterpret_cast<uint64_t*>(dev + tailAt() + kCounterBytes);
+    c.step = step;
+    return c;
+  }
+  ProxyFifo fifo() const {
+    ProxyFifo f;
+    f.simple = host;
+    f.ll = llBytes != 0 ? host + kSteps * simpleBytes : nullptr;
+    f.tail = reinterpret_cast<uint64_t*>(host + tailAt());
+    f.head = reinterpret_cast<uint64_t*>(host + tailAt() + kCounterBytes);
+    f.simpleBytes = simpleBytes;
+    f.llBytes = llBytes;
+    return f;
+  }
+};
+
+// Connection ids of the device path in Comm::sends/recvs while they are made (connectAll), before
+// the proxy takes them: collectives' rings and trees, and point-to-point.
+constexpr int kNetConnIndexColl = 2;
+constexpr int kNetConnIndexP2p = 3;
 
 struct WorkBuffer {
   void* dev = nullptr;
@@ -117,18 +162,32 @@ struct DeviceState {
     char* mine = nullptr;
     char* theirs = nullptr;
     bool imported = false;
+    bool remote = false;        // another host: through the proxy (netSend, netRecv)
+    bool mineShm = false;       // `mine` is in shared host memory (SHM), not cudaMalloc's
+    NetEnd netSend, netRecv;
     uint64_t sent = 0, received = 0;  // steps so far, each direction
   };
   std::map<int, P2pPeer> p2p;
   size_t p2pFifo() const { return kSteps * simpleBytes; }
   size_t p2pBlock() const { return roundUp(p2pFifo() + 2 * kCounterBytes, kAlign); }
   config::Selection protocols;  // NCCL_PROTO, read at the first device collective
+  // Rings' and trees' connections to ranks of other hosts: (channel, peer, send).
+  std::map<std::tuple<int, int, bool>, NetEnd> net;
+  std::unique_ptr<NetProxy> proxy;  // made with the first connection to another host
+  std::vector<void*> hostBlocks;    // what cudaHostAlloc gave the NetEnds
+  // SHM (NCCL_P2P_DISABLE): /dev/shm segments registered with CUDA: this rank's arena, peers' arenas
+  // and point-to-point blocks.
+  std::vector<runtime::ShmSegment> shm;
 
   ~DeviceState() {
     if (api == nullptr) return;
     // A launch still in flight reads these buffers: wait for it (a stopped communicator's
     // kernels have seen the abort flag and leave).
     if (lastRecorded) (void)api->eventSynchronize(last);
+    proxy.reset();  // after the kernels, which may wait for what it moves
+    for (void* b : hostBlocks) (void)api->freeHost(b);
+    for (runtime::ShmSegment& seg : shm) (void)api->hostUnregister(seg.data());
+    shm.clear();
     if (comm != nullptr) comm->deviceAbort.store(nullptr);
     for (WorkBuffer& w : work) {
       if (w.done != nullptr) (void)api->eventDestroy(w.done);
@@ -138,7 +197,7 @@ struct DeviceState {
     for (char* p : imported) (void)api->ipcCloseMemHandle(p);
     for (auto& [peer, c] : p2p) {
       if (c.imported) (void)api->ipcCloseMemHandle(c.theirs);
-      (void)api->free(c.mine);
+      if (c.mine != nullptr && !c.mineShm) (void)api->free(c.mine);
     }
     if (arena != nullptr) (void)api->free(arena);
     if (abortHost != nullptr) (void)api->freeHost(abortHost);
@@ -155,11 +214,6 @@ struct DeviceState {
 // Not a collective call (a send alone may be the first device call).
 Result<DeviceState*> stateOf(Comm& comm, const CudaApi& api) {
   if (comm.deviceState) return static_cast<DeviceState*>(comm.deviceState.get());
-  if (comm.nNodes > 1)
-    return invalidUsage(strprintf("GPU buffers on a communicator of %d hosts: weft's device path connects the ranks "
-                                  "of one host only in this version (NCCL's NET transport through a proxy is not "
-                                  "built yet); use host buffers",
-                                  comm.nNodes));
   auto st = std::make_shared<DeviceState>();
   st->api = &api;
   WEFT_CUDA_TRY(api, api.getDevice(&st->dev), "cudaGetDevice");
@@ -181,24 +235,125 @@ Result<DeviceState*> stateOf(Comm& comm, const CudaApi& api) {
   return st.get();
 }
 
+// Whether ranks of one host may write into each other's GPU memory (NCCL's P2P transport): not
+// where NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC; then the FIFOs live in shared host memory that
+// every GPU reaches (NCCL's SHM transport).
+bool p2pAllowed(const Comm& comm) {
+  std::optional<int> level = topo::Params::fromSettings(comm.settings).userP2pLevel;
+  return !level || *level > topo::val(topo::PathType::kLoc);
+}
+
+// A /dev/shm segment (made here or a peer's) registered with CUDA as mapped host memory: kept in
+// st.shm; returns the address kernels use.
+Result<char*> hostShared(DeviceState& st, Result<runtime::ShmSegment> made, const char* what) {
+  WEFT_TRY(made.status());
+  const CudaApi& api = *st.api;
+  runtime::ShmSegment seg = std::move(*made);
+  WEFT_CUDA_TRY(api, api.hostRegister(seg.data(), seg.size(), kCudaHostRegisterPortable | kCudaHostRegisterMapped),
+                strprintf("cudaHostRegister (%s, %s)", what, seg.name().c_str()).c_str());
+  void* dev = nullptr;
+  int rc = api.hostGetDevicePointer(&dev, seg.data(), 0);
+  if (rc != kCudaSuccess) {
+    (void)api.hostUnregister(seg.data());
+    return cudaError(api, "cudaHostGetDevicePointer (shared host memory)", rc);
+  }
+  st.shm.push_back(std::move(seg));
+  return static_cast<char*>(dev);
+}
+
+// Gives the proxy the connection runtime::connectAll made for (connIndex, channel, peer, send),
+// with its FIFO block in pinned host memory the kernel reaches.
+Result<NetEnd> netEnd(DeviceState& st, Comm& comm, int connIndex, int channel, int peer, bool send, size_t llBytes) {
+  const CudaApi& api = *st.api;
+  NetEnd e;
+  e.simpleBytes = st.simpleBytes;
+  e.llBytes = llBytes;
+  const size_t bytes = NetEnd::blockBytes(e.simpleBytes, e.llBytes);
+  void* block = nullptr;
+  WEFT_CUDA_TRY(api, api.hostAlloc(&block, bytes, kCudaHostAllocMapped), "cudaHostAlloc (a network connection's FIFOs)");
+  st.hostBlocks.push_back(block);
+  std::memset(block, 0, bytes);
+  void* dev = nullptr;
+  WEFT_CUDA_TRY(api, api.hostGetDevicePointer(&dev, block, 0), "cudaHostGetDevicePointer (a network connection's FIFOs)");
+  e.host = static_cast<char*>(block);
+  e.dev = static_cast<char*>(dev);
+  if (!st.proxy) st.proxy = std::make_unique<NetProxy>(comm);
+  Comm::Key key{connIndex, channel, peer};
+  std::unique_ptr<runtime::SendConnection> sc;
+  std::unique_ptr<runtime::RecvConnection> rc;
+  {
+    std::lock_guard<std::mutex> lock(comm.errorMutex);
+    if (send) {
+      auto node = comm.sends.extract(key);
+      if (!node.empty()) sc = std::move(node.mapped());
+    } else {
+      auto node = comm.recvs.extract(key);
+      if (!node.empty()) rc = std::move(node.mapped());
+    }
+    ++comm.connEpoch;
+  }
+  if (!sc && !rc) return internalError(strprintf("no network connection %s rank %d on channel %d", send ? "to" : "from", peer, channel));
+  e.id = send ? st.proxy->addSend(std::move(sc), e.fifo(), channel, peer) : st.proxy->addRecv(std::move(rc), e.fifo(), channel, peer);
+  return e;
+}
+
+// The rings' and trees' connections to ranks of other hosts: a net plugin connection each way
+// the channel's links go, driven by the proxy (NCCL's NET transport, host-staged).
+Status connectNet(DeviceState& st, Comm& comm) {
+  std::vector<runtime::ConnectRequest> reqs;
+  for (int c = 0; c < comm.channels.nChannels; ++c) {
+    connect::ChannelLinks l = connect::channelOf(comm.channels, comm.rank, c);
+    auto add = [&](int p, bool send) {
+      if (p < 0 || comm.sameHost(p)) return;
+      for (const runtime::ConnectRequest& r : reqs)
+        if (r.channel == c && r.peer == p && r.send == send) return;
+      reqs.push_back({&comm, kNetConnIndexColl, c, p, send});
+    };
+    add(l.ringPrev, false);
+    add(l.ringNext, true);
+    for (bool send : {false, true}) {
+      add(l.treeUp, send);
+      for (int d : l.treeDown) add(d, send);
+    }
+  }
+  if (reqs.empty()) return Status::ok();
+  WEFT_TRY(runtime::connectAll(reqs));
+  for (const runtime::ConnectRequest& r : reqs) {
+    WEFT_ASSIGN_OR_RETURN(NetEnd e, netEnd(st, comm, r.connIndex, r.channel, r.peer, r.send, st.llBytes));
+    st.net[{r.channel, r.peer, r.send}] = e;
+  }
+  WEFT_INFO(log::kInit | log::kNet, "Connected %zu device connection(s) to other hosts via NET/%s through the proxy "
+                                    "thread (host-staged FIFOs)",
+            reqs.size(), comm.net ? comm.net->api().name() : "?");
+  return Status::ok();
+}
+
 // The rings' and trees' device connections, made at the first device collective: a collective
 // call (every rank exchanges its FIFOs' handle through the bootstrap).
 Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
   WEFT_ASSIGN_OR_RETURN(DeviceState * st, stateOf(comm, api));
   if (st->arena != nullptr) return st;
   Layout mine = layoutOf(comm, comm.rank, st->simpleBytes, st->llBytes);
-  void* arena = nullptr;
-  WEFT_CUDA_TRY(api, api.malloc(&arena, mine.total), "cudaMalloc (the device connections' FIFOs)");
-  st->arena = static_cast<char*>(arena);
-  WEFT_CUDA_TRY(api, api.memset(arena, 0, mine.total), "cudaMemset (the device connections' FIFOs)");
-  // Zeroed before any peer can write there (cudaMemset may still be running when it returns).
-  WEFT_CUDA_TRY(api, api.deviceSynchronize(), "cudaDeviceSynchronize");
-
   std::vector<PeerArena> all(static_cast<size_t>(comm.nranks));
   PeerArena& me = all[static_cast<size_t>(comm.rank)];
   std::memset(&me, 0, sizeof(me));
-  WEFT_CUDA_TRY(api, api.ipcGetMemHandle(&me.handle, arena), "cudaIpcGetMemHandle (the device connections' FIFOs)");
-  me.base = reinterpret_cast<uint64_t>(arena);
+  const bool shm = !p2pAllowed(comm);
+  size_t arenaSegment = 0;
+  if (shm) {
+    // A new segment is zeroed; its name goes to the peers instead of an IPC handle.
+    WEFT_ASSIGN_OR_RETURN(st->arena, hostShared(*st, runtime::ShmSegment::create(mine.total, "GPU FIFOs"), "the device connections' FIFOs"));
+    arenaSegment = st->shm.size() - 1;
+    std::snprintf(me.shmName, sizeof(me.shmName), "%s", st->shm.back().name().c_str());
+  } else {
+    void* arena = nullptr;
+    WEFT_CUDA_TRY(api, api.malloc(&arena, mine.total), "cudaMalloc (the device connections' FIFOs)");
+    st->arena = static_cast<char*>(arena);
+    WEFT_CUDA_TRY(api, api.memset(arena, 0, mine.total), "cudaMemset (the device connections' FIFOs)");
+    // Zeroed before any peer can write there (cudaMemset may still be running when it returns).
+    WEFT_CUDA_TRY(api, api.deviceSynchronize(), "cudaDeviceSynchronize");
+    WEFT_CUDA_TRY(api, api.ipcGetMemHandle(&me.handle, arena), "cudaIpcGetMemHandle (the device connections' FIFOs)");
+  }
+  me.base = reinterpret_cast<uint64_t>(st->arena);
   me.bytes = mine.total;
   me.pid = static_cast<int32_t>(getpid());
   me.dev = st->dev;
@@ -230,6 +385,10 @@ Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
                                        static_cast<unsigned long long>(p.bytes), theirs.total));
       if (p.pid == me.pid) {
         st->peerArena[static_cast<size_t>(r)] = reinterpret_cast<char*>(p.base);  // same process: same address space
+      } else if (p.shmName[0] != '\0') {
+        std::string name(p.shmName, strnlen(p.shmName, sizeof(p.shmName)));
+        WEFT_ASSIGN_OR_RETURN(st->peerArena[static_cast<size_t>(r)],
+                              hostShared(*st, runtime::ShmSegment::open(name, p.bytes, r), "a peer's FIFOs"));
       } else {
         void* opened = nullptr;
         WEFT_CUDA_TRY(api, api.ipcOpenMemHandle(&opened, p.handle, kCudaIpcMemLazyEnablePeerAccess),
@@ -240,12 +399,20 @@ Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
       st->layouts[static_cast<size_t>(r)] = std::move(theirs);
     }
   }
+  // Every rank has mapped the segments it needs: their names can go (nothing is left in /dev/shm
+  // if a process dies later).
+  std::vector<char> mapped(static_cast<size_t>(comm.nranks), 1);
+  WEFT_TRY(comm.bootstrap->allgather(mapped.data(), 1, comm.opDeadline("mapping the peers' GPU FIFOs")));
+  if (shm) st->shm[arenaSegment].unlink();
   if (!sameDevice.empty())
     WEFT_INFO(log::kInit, "Duplicate GPU detected : rank %d and rank %d both on CUDA device %d: weft shares it "
                           "(NCCL refuses); %zu other rank(s) of this host use it",
               comm.rank, sameDevice.front(), st->dev, sameDevice.size());
-  WEFT_INFO(log::kInit, "Connected %zu device connection(s) over %d channel(s) via P2P/IPC (%s), %zu KiB of FIFOs",
-            mine.index.size(), comm.channels.nChannels, api.provider.c_str(), mine.total >> 10);
+  WEFT_INFO(log::kInit, "Connected %zu device connection(s) over %d channel(s) via %s (%s), %zu KiB of FIFOs",
+            mine.index.size(), comm.channels.nChannels,
+            shm ? "SHM/direct/direct (pinned host memory: P2P is disabled)" : "P2P/IPC", api.provider.c_str(),
+            mine.total >> 10);
+  WEFT_TRY(connectNet(*st, comm));
   return st;
 }
 
@@ -309,6 +476,21 @@ Status launchWork(DeviceState& st, std::vector<DevChannel>& channels, const std:
   WEFT_CUDA_TRY(api, api.eventRecord(st.last, stream), "cudaEventRecord");
   st.lastRecorded = true;
   return Status::ok();
+}
+
+// What a lane's steps move on each of its send (or receive) connections, slot by slot: the
+// proxy's list for a connection to another host (the kernel's loop, runLane / runLaneLL).
+std::vector<ProxySlot> proxySlots(const std::vector<DevStep>& steps, bool send, DevProto proto, size_t perSlot, size_t elt) {
+  std::vector<ProxySlot> out;
+  for (const DevStep& s : steps) {
+    if (!(send ? primSends(s.prim) : primReceives(s.prim))) continue;
+    for (uint64_t done = 0; done < s.count; done += perSlot) {
+      const size_t bytes = static_cast<size_t>(std::min<uint64_t>(perSlot, s.count - done)) * elt;
+      // LL: 8 data bytes per 16-byte line.
+      out.push_back({static_cast<uint8_t>(proto), static_cast<uint32_t>(proto == kDevLL ? (bytes + 7) / 8 * 16 : bytes)});
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -406,9 +588,20 @@ Status enqueueCollective(Comm& comm, coll::CollArgs a, void* stream) {
       if (primReceives(s.prim)) recvSlots += slotsOf(s.count, perSlot);
       if (primSends(s.prim)) sendSlots += slotsOf(s.count, perSlot);
     }
+    // A connection to another host: the kernel's end in host memory, the proxy told every slot.
+    auto overNet = [&](int p, bool send, DevConn& conn) {
+      if (comm.sameHost(p)) return false;
+      const NetEnd& e = st->net.at({c, p, send});
+      uint64_t& n = (send ? st->sendSteps : st->recvSteps)[{c, p}];
+      conn = e.conn(n);
+      n += send ? sendSlots : recvSlots;
+      st->proxy->post(e.id, proxySlots(steps[i], send, proto, perSlot, elt));
+      return true;
+    };
     lane.nRecv = static_cast<uint8_t>(spec.recvFrom.size());
     for (size_t k = 0; k < spec.recvFrom.size(); ++k) {
       const int p = spec.recvFrom[k];
+      if (overNet(p, false, lane.recv[k])) continue;
       const Layout& theirs = st->layouts[static_cast<size_t>(p)];
       DevConn& conn = lane.recv[k];
       conn.buff = st->arena + mine.buff(c, p);
@@ -422,6 +615,7 @@ Status enqueueCollective(Comm& comm, coll::CollArgs a, void* stream) {
     lane.nSend = static_cast<uint8_t>(spec.sendTo.size());
     for (size_t k = 0; k < spec.sendTo.size(); ++k) {
       const int p = spec.sendTo[k];
+      if (overNet(p, true, lane.send[k])) continue;
       const Layout& theirs = st->layouts[static_cast<size_t>(p)];
       char* peer = st->peerArena[static_cast<size_t>(p)];
       DevConn& conn = lane.send[k];
@@ -456,6 +650,7 @@ struct P2pInfo {
   uint64_t bytes;
   int32_t pid;
   int32_t pad;
+  char shmName[64];  // SHM: the block's /dev/shm segment; "": CUDA IPC
 };
 
 // Connects every (communicator, peer) pair of `ops` not connected yet: all blocks made and sent
@@ -473,31 +668,63 @@ Status connectP2p(const CudaApi& api, const std::vector<P2pOp>& ops) {
       continue;
     fresh.push_back({&op, st});
   }
+  // Peers on other hosts: a net plugin connection each way, driven by the proxy.
+  std::vector<runtime::ConnectRequest> remote;
   for (Pair& p : fresh) {
+    Comm& comm = *p.op->comm;
+    if (comm.sameHost(p.op->peer)) continue;
+    remote.push_back({&comm, kNetConnIndexP2p, 0, p.op->peer, false});
+    remote.push_back({&comm, kNetConnIndexP2p, 0, p.op->peer, true});
+  }
+  for (Pair& p : fresh) {
+    if (!p.op->comm->sameHost(p.op->peer)) continue;
     WEFT_CUDA_TRY(api, api.setDevice(p.op->cudaDevice), "cudaSetDevice");
     DeviceState::P2pPeer c;
-    void* block = nullptr;
-    WEFT_CUDA_TRY(api, api.malloc(&block, p.st->p2pBlock()), "cudaMalloc (a point-to-point FIFO)");
-    c.mine = static_cast<char*>(block);
-    p.st->p2p[p.op->peer] = c;
-    WEFT_CUDA_TRY(api, api.memset(block, 0, p.st->p2pBlock()), "cudaMemset (a point-to-point FIFO)");
-    WEFT_CUDA_TRY(api, api.deviceSynchronize(), "cudaDeviceSynchronize");
     Comm& comm = *p.op->comm;
-    if (p.op->peer == comm.rank) {
-      p.st->p2p[p.op->peer].theirs = c.mine;
-      continue;
-    }
     P2pInfo info{};
-    WEFT_CUDA_TRY(api, api.ipcGetMemHandle(&info.handle, block), "cudaIpcGetMemHandle (a point-to-point FIFO)");
-    info.base = reinterpret_cast<uint64_t>(block);
+    if (!p2pAllowed(comm) && p.op->peer != comm.rank) {
+      WEFT_ASSIGN_OR_RETURN(c.mine, hostShared(*p.st, runtime::ShmSegment::create(p.st->p2pBlock(), "GPU FIFO"),
+                                               "a point-to-point FIFO"));
+      c.mineShm = true;
+      std::snprintf(info.shmName, sizeof(info.shmName), "%s", p.st->shm.back().name().c_str());
+      p.st->p2p[p.op->peer] = c;
+    } else {
+      void* block = nullptr;
+      WEFT_CUDA_TRY(api, api.malloc(&block, p.st->p2pBlock()), "cudaMalloc (a point-to-point FIFO)");
+      c.mine = static_cast<char*>(block);
+      p.st->p2p[p.op->peer] = c;
+      WEFT_CUDA_TRY(api, api.memset(block, 0, p.st->p2pBlock()), "cudaMemset (a point-to-point FIFO)");
+      WEFT_CUDA_TRY(api, api.deviceSynchronize(), "cudaDeviceSynchronize");
+      if (p.op->peer == comm.rank) {
+        p.st->p2p[p.op->peer].theirs = c.mine;
+        continue;
+      }
+      WEFT_CUDA_TRY(api, api.ipcGetMemHandle(&info.handle, block), "cudaIpcGetMemHandle (a point-to-point FIFO)");
+    }
+    info.base = reinterpret_cast<uint64_t>(c.mine);
     info.bytes = p.st->p2pBlock();
     info.pid = static_cast<int32_t>(getpid());
     WEFT_TRY(comm.bootstrap->send(p.op->peer, kTagDeviceP2p, &info, sizeof(info),
                                   comm.opDeadline(strprintf("sending rank %d this rank's GPU FIFO", p.op->peer))));
   }
+  if (!remote.empty()) {
+    WEFT_TRY(runtime::connectAll(remote));
+    for (Pair& p : fresh) {
+      Comm& comm = *p.op->comm;
+      if (comm.sameHost(p.op->peer)) continue;
+      WEFT_CUDA_TRY(api, api.setDevice(p.op->cudaDevice), "cudaSetDevice");
+      DeviceState::P2pPeer c;
+      c.remote = true;
+      WEFT_ASSIGN_OR_RETURN(c.netSend, netEnd(*p.st, comm, kNetConnIndexP2p, 0, p.op->peer, true, 0));
+      WEFT_ASSIGN_OR_RETURN(c.netRecv, netEnd(*p.st, comm, kNetConnIndexP2p, 0, p.op->peer, false, 0));
+      p.st->p2p[p.op->peer] = c;
+      WEFT_INFO(log::kP2p, "Channel 00/1 : %d[%d] -> %d[%d] via NET/%s through the proxy thread", comm.rank, p.st->dev,
+                p.op->peer, comm.peers[static_cast<size_t>(p.op->peer)].dev, comm.net ? comm.net->api().name() : "?");
+    }
+  }
   for (Pair& p : fresh) {
     Comm& comm = *p.op->comm;
-    if (p.op->peer == comm.rank) continue;
+    if (p.op->peer == comm.rank || !comm.sameHost(p.op->peer)) continue;
     std::vector<char> bytes;
     WEFT_TRY(comm.bootstrap->recv(p.op->peer, kTagDeviceP2p, bytes,
                                   comm.opDeadline(strprintf("waiting for rank %d's GPU FIFO", p.op->peer))));
@@ -510,8 +737,14 @@ Status connectP2p(const CudaApi& api, const std::vector<P2pOp>& ops) {
                                     "the same on every rank)",
                                     p.op->peer, static_cast<unsigned long long>(info.bytes), p.st->p2pBlock()));
     DeviceState::P2pPeer& c = p.st->p2p[p.op->peer];
+    const bool shm = info.shmName[0] != '\0';
     if (info.pid == static_cast<int32_t>(getpid())) {
       c.theirs = reinterpret_cast<char*>(info.base);
+    } else if (shm) {
+      std::string name(info.shmName, strnlen(info.shmName, sizeof(info.shmName)));
+      WEFT_ASSIGN_OR_RETURN(c.theirs, hostShared(*p.st, runtime::ShmSegment::open(name, info.bytes, p.op->peer),
+                                                 "a peer's point-to-point FIFO"));
+      (void)shm_unlink(name.c_str());  // mapped by its only other user: the name can go
     } else {
       WEFT_CUDA_TRY(api, api.setDevice(p.op->cudaDevice), "cudaSetDevice");
       void* opened = nullptr;
@@ -520,8 +753,8 @@ Status connectP2p(const CudaApi& api, const std::vector<P2pOp>& ops) {
       c.theirs = static_cast<char*>(opened);
       c.imported = true;
     }
-    WEFT_INFO(log::kP2p, "Channel 00/1 : %d[%d] -> %d[%d] via P2P/IPC (%s)", comm.rank, p.st->dev, p.op->peer,
-              p.st->dev, api.provider.c_str());
+    WEFT_INFO(log::kP2p, "Channel 00/1 : %d[%d] -> %d[%d] via %s (%s)", comm.rank, p.st->dev, p.op->peer, p.st->dev,
+              shm ? "SHM/direct/direct" : "P2P/IPC", api.provider.c_str());
   }
   return Status::ok();
 }
@@ -561,7 +794,15 @@ Status launchP2p(const CudaApi& api, DeviceState& st, const std::vector<const P2
     DeviceState::P2pPeer& c = st.p2p.at(keys[i].first);
     uint64_t slots = 0;
     for (const DevStep& d : steps[i]) slots += slotsOf(d.count, st.simpleBytes);
-    if (keys[i].second) {
+    if (c.remote) {
+      const bool send = keys[i].second;
+      const NetEnd& e = send ? c.netSend : c.netRecv;
+      uint64_t& n = send ? c.sent : c.received;
+      (send ? lane.nSend : lane.nRecv) = 1;
+      (send ? lane.send[0] : lane.recv[0]) = e.conn(n);
+      n += slots;
+      st.proxy->post(e.id, proxySlots(steps[i], send, kDevSimple, st.simpleBytes, 1));
+    } else if (keys[i].second) {
       lane.nSend = 1;
       DevConn& conn = lane.send[0];
       conn.buff = c.theirs;

@@ -6,9 +6,15 @@
 // Sends and receives (and alltoall, made of them) take pairwise connections made at the first
 // operation between two ranks, and one launch per group and stream.
 //
-// Not yet: ranks on several hosts (NCCL's NET transport through a proxy thread), SHM through
-// pinned host memory when P2P is impossible, LL128 (Simple runs instead, said in one INFO line),
-// and the mismatch checks the host path makes on every step.
+// Ranks on other hosts: NCCL's NET transport, the kernel's FIFO in pinned host memory and a
+// proxy thread moving its slots through the net plugin (proxy.h).
+//
+// Where P2P is disabled (NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=LOC), a rank's FIFOs live in a
+// /dev/shm segment registered with CUDA as mapped host memory instead (NCCL's SHM/direct/direct):
+// the same layout, the GPUs writing into it directly.
+//
+// Not yet: LL128 (Simple runs instead, said in one INFO line), and the mismatch checks the host
+// path makes on every step (a connection to another host checks each slot's size).
 #pragma once
 
 #include <cstddef>

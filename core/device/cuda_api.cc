@@ -91,6 +91,8 @@ Result<std::unique_ptr<CudaApi>> load(bool force, bool* noDriver) {
   bind(rt, "cudaHostAlloc", &api->hostAlloc, &missing);
   bind(rt, "cudaHostGetDevicePointer", &api->hostGetDevicePointer, &missing);
   bind(rt, "cudaFreeHost", &api->freeHost, &missing);
+  bind(rt, "cudaHostRegister", &api->hostRegister, &missing);
+  bind(rt, "cudaHostUnregister", &api->hostUnregister, &missing);
   bind(rt, "cudaMemcpyAsync", &api->memcpyAsync, &missing);
   bind(rt, "cudaIpcGetMemHandle", &api->ipcGetMemHandle, &missing);
   bind(rt, "cudaIpcOpenMemHandle", &api->ipcOpenMemHandle, &missing);

@@ -25,6 +25,8 @@ inline constexpr int kCudaIpcHandleSize = 64;          // CUDA_IPC_HANDLE_SIZE
 inline constexpr int kCudaMemoryTypeDevice = 2;        // cudaMemoryTypeDevice
 inline constexpr int kCudaMemoryTypeManaged = 3;       // cudaMemoryTypeManaged
 inline constexpr unsigned kCudaHostAllocMapped = 0x02;  // cudaHostAllocMapped
+inline constexpr unsigned kCudaHostRegisterPortable = 0x01;
+inline constexpr unsigned kCudaHostRegisterMapped = 0x02;
 inline constexpr unsigned kCudaEventDisableTiming = 0x02;
 inline constexpr unsigned kCudaIpcMemLazyEnablePeerAccess = 0x01;
 inline constexpr int kCudaMemcpyHostToDevice = 1;
@@ -55,6 +57,8 @@ struct CudaApi {
   int (*hostAlloc)(void**, size_t, unsigned);
   int (*hostGetDevicePointer)(void**, void*, unsigned);
   int (*freeHost)(void*);
+  int (*hostRegister)(void*, size_t, unsigned);
+  int (*hostUnregister)(void*);
   int (*memcpyAsync)(void*, const void*, size_t, int, void*);
   int (*ipcGetMemHandle)(CudaIpcHandle*, void*);
   int (*ipcOpenMemHandle)(void**, CudaIpcHandle, unsigned);

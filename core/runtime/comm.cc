@@ -186,6 +186,7 @@ void Comm::failLocally(const Status& why) {
   }
   WEFT_WARN("comm %p rank %d: %s", static_cast<void*>(this), rank, why.message().c_str());
   stop.store(true);
+  if (uint64_t* flag = deviceAbort.load()) std::atomic_ref<uint64_t>(*flag).store(1);
   if (myBell) {
     myBell->bell()->seq.fetch_add(1);
     ringBell(myBell->bell());
@@ -483,6 +484,9 @@ Status initComm(Comm& c, const BootstrapHandle& handle, int nranks, int rank) {
 }
 
 void closeComm(Comm& c) {
+  // The device path first: it waits for the kernels in flight, whose connections to other hosts
+  // its proxy thread drives over the net plugin (going below).
+  c.deviceState.reset();
   c.closed.store(true);
   if (c.bootstrap) {
     if (!c.stop.load()) c.bootstrap->goodbye(c.opCount.load());

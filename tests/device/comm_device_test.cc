@@ -192,6 +192,9 @@ struct Variant {
   int nranks;
   const char* algo;   // NCCL_ALGO ("" : weft's choice)
   const char* proto;  // NCCL_PROTO ("" : weft's choice)
+  int hosts = 1;      // 2: the first half of the ranks on one host (NCCL_HOSTID), the rest on another,
+                      // talking through the socket plugin over loopback (the proxy thread)
+  bool shm = false;   // NCCL_P2P_DISABLE=1: the FIFOs in shared host memory (SHM), not GPU memory
 };
 
 class CommDevice : public ::testing::TestWithParam<Variant> {
@@ -212,8 +215,21 @@ TEST_P(CommDevice, EveryCollectiveOnDeviceBuffersEqualsTheHostPath) {
   spec.env[-1]["WEFT_CUDA_EMULATION"] = kEmulation;
   if (*v.algo != '\0') spec.env[-1]["NCCL_ALGO"] = v.algo;
   if (*v.proto != '\0') spec.env[-1]["NCCL_PROTO"] = v.proto;
+  if (v.hosts > 1) {
+    spec.env[-1]["NCCL_SOCKET_IFNAME"] = "lo";
+    spec.env[-1]["NCCL_NET"] = "Socket";
+    for (int r = 0; r < v.nranks; ++r) spec.env[r]["NCCL_HOSTID"] = r < v.nranks / 2 ? "device-hostA" : "device-hostB";
+    spec.env[-1]["NCCL_DEBUG"] = "INFO";  // each rank says its connections to the other host went through the proxy
+    spec.env[-1]["NCCL_DEBUG_SUBSYS"] = "INIT,P2P";
+  }
+  if (v.shm) {
+    spec.env[-1]["NCCL_P2P_DISABLE"] = "1";
+    spec.env[-1]["NCCL_DEBUG"] = "INFO";  // each rank says its connections are SHM
+    spec.env[-1]["NCCL_DEBUG_SUBSYS"] = "INIT,P2P";
+  }
   const bool treeOnly = std::string(v.algo) == "Tree";
-  const bool lenient = std::string(v.proto) == "LL";
+  // LL cuts the buffer differently (weft's choice takes LL for small sizes where NCCL_PROTO is unset).
+  const bool lenient = std::string(v.proto) != "Simple";
   auto out = runJob(spec, [&](int rank, const weft_unique_id_t& id) {
     CUDA_OK(cudaSetDevice(0));  // every rank on one GPU, as a one-GPU machine runs them
     weft_comm_t* comm = nullptr;
@@ -258,16 +274,33 @@ TEST_P(CommDevice, EveryCollectiveOnDeviceBuffersEqualsTheHostPath) {
   });
   EXPECT_EQ(failures(out), "");
   expectNoLeftovers(out);
+  for (size_t r = 0; v.shm && r < out.size(); ++r) {
+    EXPECT_NE(out[r].output.find("via SHM/direct/direct (pinned host memory: P2P is disabled)"), std::string::npos)
+        << "rank " << r << ":\n" << out[r].output.substr(0, 4000);
+    EXPECT_NE(out[r].output.find("] via SHM/direct/direct"), std::string::npos)
+        << "rank " << r << " made no point-to-point connection through shared host memory:\n" << out[r].output.substr(0, 4000);
+  }
+  for (size_t r = 0; v.hosts > 1 && r < out.size(); ++r) {
+    EXPECT_NE(out[r].output.find("device connection(s) to other hosts via NET/Socket through the proxy"), std::string::npos)
+        << "rank " << r << ":\n" << out[r].output.substr(0, 4000);
+    if (treeOnly) continue;  // no sends and receives
+    EXPECT_NE(out[r].output.find("] via NET/Socket through the proxy thread"), std::string::npos)
+        << "rank " << r << " made no point-to-point connection to the other host:\n" << out[r].output.substr(0, 4000);
+  }
 }
 
 // Under a sanitizer: one variant per protocol and algorithm.
 INSTANTIATE_TEST_SUITE_P(Emulated, CommDevice,
                          ::testing::ValuesIn(test::plainOrSanitized<Variant>(
                              {Variant{1, "", ""}, Variant{2, "", ""}, Variant{3, "Ring", "Simple"}, Variant{3, "Ring", "LL"},
-                              Variant{4, "Tree", "Simple"}, Variant{3, "Tree", "LL"}},
-                             {Variant{2, "", ""}, Variant{3, "Ring", "LL"}, Variant{3, "Tree", "Simple"}})),
+                              Variant{4, "Tree", "Simple"}, Variant{3, "Tree", "LL"}, Variant{4, "", "", 2},
+                              Variant{2, "Ring", "Simple", 2}, Variant{4, "Tree", "LL", 2},
+                              Variant{3, "", "", 1, true}},
+                             {Variant{2, "", ""}, Variant{3, "Ring", "LL"}, Variant{3, "Tree", "Simple"}, Variant{4, "", "", 2}})),
                          [](const auto& p) {
                            std::string name = std::to_string(p.param.nranks) + "ranks";
+                           if (p.param.hosts > 1) name += std::to_string(p.param.hosts) + "hosts";
+                           if (p.param.shm) name += "Shm";
                            if (*p.param.algo != '\0') name += p.param.algo;
                            if (*p.param.proto != '\0') name += p.param.proto;
                            return name;
@@ -336,11 +369,19 @@ TEST(CommDeviceGroup, OneThreadDrivesEveryRankOfACommunicatorInAGroup) {
 // 1's allreduce waits on rank 0, which is killed (its death comes through the watch ring) or, in
 // the second case, alive but never calling while rank 1 aborts from another thread. Either way
 // the kernel sees the abort flag, the stream completes, and the error names what happened.
-void devicePeerFault(bool kill) {
+// `hosts` 2: the ranks on two hosts (NCCL_HOSTID), the kernel waiting on the proxy thread's
+// network connection, which sees the peer's socket close.
+void devicePeerFault(bool kill, int hosts = 1) {
   JobSpec spec;
   spec.nranks = 2;
   spec.deadline = std::chrono::seconds(60);
   spec.env[-1]["WEFT_CUDA_EMULATION"] = kEmulation;
+  if (hosts > 1) {
+    spec.env[-1]["NCCL_SOCKET_IFNAME"] = "lo";
+    spec.env[-1]["NCCL_NET"] = "Socket";
+    spec.env[0]["NCCL_HOSTID"] = "fault-hostA";
+    spec.env[1]["NCCL_HOSTID"] = "fault-hostB";
+  }
   SharedCounters sc(2);
   auto out = runJob(spec, [&](int rank, const weft_unique_id_t& id) {
     weft_comm_t* comm = nullptr;
@@ -407,6 +448,54 @@ TEST(CommDeviceFaults, APeerKilledWhileAKernelWaitsForItEndsTheKernel) {
 TEST(CommDeviceFaults, AnAbortFromAnotherThreadEndsAWaitingKernel) {
   WEFT_SKIP_WITHOUT_GPU();
   devicePeerFault(false);
+}
+
+TEST(CommDeviceFaults, APeerOnAnotherHostKilledWhileAKernelWaitsForItEndsTheKernel) {
+  WEFT_SKIP_WITHOUT_GPU();
+  devicePeerFault(true, 2);
+}
+
+TEST(CommDeviceFaults, AnAbortEndsAKernelWaitingForAnotherHost) {
+  WEFT_SKIP_WITHOUT_GPU();
+  devicePeerFault(false, 2);
+}
+
+// Ranks on two hosts calling allreduce with different counts: the receiving proxy gets a slot of
+// another size than its plan says, fails the communicator naming the connection, and every
+// rank's kernel leaves (no hang); the next call returns the error.
+TEST(CommDeviceErrors, DifferentCountsAcrossHostsFailInsteadOfHanging) {
+  WEFT_SKIP_WITHOUT_GPU();
+  JobSpec spec;
+  spec.nranks = 2;
+  spec.deadline = std::chrono::seconds(60);
+  spec.env[-1] = {{"WEFT_CUDA_EMULATION", kEmulation}, {"NCCL_SOCKET_IFNAME", "lo"}, {"NCCL_NET", "Socket"}};
+  spec.env[0]["NCCL_HOSTID"] = "mismatch-hostA";
+  spec.env[1]["NCCL_HOSTID"] = "mismatch-hostB";
+  auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 2, id, rank));
+    void* stream = nullptr;
+    CUDA_OK(cudaStreamCreate(&stream));
+    void* buf = nullptr;
+    CUDA_OK(cudaMalloc(&buf, 8192 * sizeof(float)));
+    RANK_OK(weft_allreduce(buf, buf, 4096, weftFloat32, weftSum, comm, stream));  // connects; both agree
+    CUDA_OK(cudaStreamSynchronize(stream));
+    const size_t count = rank == 0 ? 4096 : 6000;
+    RANK_OK(weft_allreduce(buf, buf, count, weftFloat32, weftSum, comm, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));  // returns: the kernels left at the abort flag
+    weft_result_t rc = weft_allreduce(buf, buf, count, weftFloat32, weftSum, comm, stream);
+    RANK_CHECK(rc != weftSuccess, "the call after a mismatch succeeded");
+    std::printf("rank %d: %s\n", rank, weft_last_error());
+    std::fflush(stdout);
+    RANK_OK(weft_comm_abort(comm));
+    CUDA_OK(cudaFree(buf));
+    CUDA_OK(cudaStreamDestroy(stream));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  ASSERT_EQ(out.size(), 2u);
+  const std::string all = out[0].output + out[1].output;
+  EXPECT_NE(all.find("the ranks called different collectives or counts"), std::string::npos) << all;
 }
 
 // What is refused, and how it says so: one buffer of each kind, host buffers with a stream, a

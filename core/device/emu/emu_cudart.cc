@@ -34,6 +34,8 @@ constexpr int kInvalidDevice = 101;
 constexpr int kInvalidResourceHandle = 400;
 constexpr int kNotReady = 600;
 constexpr int kMapBufferObjectFailed = 205;
+constexpr int kHostMemoryAlreadyRegistered = 712;
+constexpr int kHostMemoryNotRegistered = 713;
 constexpr uint64_t kHandleMagic = 0x31756d6574666577ull;  // "weftemu1"
 
 // One allocation: device memory (a memfd mapping, ours or another process's), or pinned host
@@ -44,6 +46,7 @@ struct Alloc {
   bool imported = false;
   bool host = false;
   int device = 0;
+  bool registered = false;  // cudaHostRegister: the caller's memory, not freed here
 };
 std::mutex g_mu;
 std::map<uintptr_t, Alloc> g_allocs;  // by base address
@@ -276,9 +279,27 @@ WEFT_EMU_API int cudaFreeHost(void* ptr) {
   if (ptr == nullptr) return kSuccess;
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_allocs.find(reinterpret_cast<uintptr_t>(ptr));
-  if (it == g_allocs.end() || !it->second.host) return kInvalidValue;
+  if (it == g_allocs.end() || !it->second.host || it->second.registered) return kInvalidValue;
   g_allocs.erase(it);
   std::free(ptr);
+  return kSuccess;
+}
+
+// Host memory the caller made (a /dev/shm mapping, say), registered: kernels reach it at the
+// same address, as on a GPU with unified addressing.
+WEFT_EMU_API int cudaHostRegister(void* ptr, size_t size, unsigned /*flags*/) {
+  if (ptr == nullptr || size == 0) return kInvalidValue;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (findAlloc(ptr) != g_allocs.end()) return kHostMemoryAlreadyRegistered;
+  g_allocs[reinterpret_cast<uintptr_t>(ptr)] = Alloc{size, -1, false, true, t_device, true};
+  return kSuccess;
+}
+
+WEFT_EMU_API int cudaHostUnregister(void* ptr) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_allocs.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == g_allocs.end() || !it->second.registered) return kHostMemoryNotRegistered;
+  g_allocs.erase(it);
   return kSuccess;
 }
 
@@ -410,6 +431,8 @@ WEFT_EMU_API const char* cudaGetErrorString(int error) {
     case kMapBufferObjectFailed: return "mapping of buffer object failed";
     case kInvalidResourceHandle: return "invalid resource handle";
     case kNotReady: return "device not ready";
+    case kHostMemoryAlreadyRegistered: return "part or all of the requested memory range is already mapped";
+    case kHostMemoryNotRegistered: return "pointer does not correspond to a registered memory region";
     default: return "unknown error";
   }
 }
