@@ -296,7 +296,8 @@ INSTANTIATE_TEST_SUITE_P(Emulated, CommDevice,
                               Variant{4, "Tree", "Simple"}, Variant{3, "Tree", "LL"}, Variant{4, "", "", 2},
                               Variant{2, "Ring", "Simple", 2}, Variant{4, "Tree", "LL", 2},
                               Variant{3, "", "", 1, true}},
-                             {Variant{2, "", ""}, Variant{3, "Ring", "LL"}, Variant{3, "Tree", "Simple"}, Variant{4, "", "", 2}})),
+                             {Variant{2, "", ""}, Variant{3, "Ring", "LL", 1, true}, Variant{3, "Tree", "Simple"},
+                              Variant{4, "", "", 2}})),
                          [](const auto& p) {
                            std::string name = std::to_string(p.param.nranks) + "ranks";
                            if (p.param.hosts > 1) name += std::to_string(p.param.hosts) + "hosts";
