@@ -138,7 +138,7 @@ Status initRank(weft_comm_t** out, int nranks, const weft_unique_id_t& id, int r
 
 void teardown(weft_comm* c, bool abort) {
   Comm& comm = c->impl;
-  if (abort) comm.stopAll(comm.rank);  // peers waiting on this rank stop at once
+  if (abort) comm.stopAll(comm.rank, "it aborted its communicator");  // peers waiting on this rank stop at once
   if (comm.initThread.joinable()) comm.initThread.join();
   // A root this process runs for an init that never completed stops now, not at its deadline.
   if (comm.state.load() != 0 && comm.jobMagic != 0) runtime::stopRoot(comm.jobMagic);

@@ -384,20 +384,25 @@ Status Bootstrap::recv(int peer, uint32_t tag, std::vector<char>& out, const Dea
 // One message on the watch ring: 'H' heartbeat, 'B' goodbye of `rank` after `count`
 // collectives, 'F' failure of `rank`. Fixed size, so a reader only counts bytes.
 struct Bootstrap::WatchMessage {
-  static constexpr size_t kBytes = 13;
+  static constexpr size_t kReasonBytes = 240;  // a failure's reason, cut to this (NUL-padded)
+  static constexpr size_t kBytes = 13 + kReasonBytes;
   char kind = 0;
   int32_t rank = 0;
   uint64_t count = 0;
+  std::string reason;  // 'F': why the rank failed, as it said it ("" where unknown)
   void pack(char* out) const {
     out[0] = kind;
     std::memcpy(out + 1, &rank, 4);
     std::memcpy(out + 5, &count, 8);
+    std::memset(out + 13, 0, kReasonBytes);
+    std::memcpy(out + 13, reason.data(), std::min(reason.size(), kReasonBytes - 1));
   }
   static WatchMessage unpack(const char* in) {
     WatchMessage m;
     m.kind = in[0];
     std::memcpy(&m.rank, in + 1, 4);
     std::memcpy(&m.count, in + 5, 8);
+    m.reason.assign(in + 13, strnlen(in + 13, kReasonBytes));
     return m;
   }
 };
@@ -415,9 +420,9 @@ void Bootstrap::startWatch(WatchEvents events, std::chrono::milliseconds peerTim
 }
 
 // Sends to both neighbours, or to one side only (0: next, 1: prev).
-void Bootstrap::sendWatch(char kind, int rank, uint64_t count, int onlySide) {
+void Bootstrap::sendWatch(char kind, int rank, uint64_t count, int onlySide, const std::string& reason) {
   char msg[WatchMessage::kBytes];
-  WatchMessage{kind, rank, count}.pack(msg);
+  WatchMessage{kind, rank, count, reason}.pack(msg);
   std::lock_guard<std::mutex> lock(watchMutex_);
   Fd* fds[2] = {&watchNext_, &watchPrev_};
   for (int side = 0; side < 2; ++side)
@@ -429,8 +434,8 @@ void Bootstrap::goodbye(uint64_t collectives) {
   if (!failed_.load()) sendWatch('B', rank_, collectives);
 }
 
-void Bootstrap::fail(int failedRank) {
-  if (!failed_.exchange(true)) sendWatch('F', failedRank, 0);
+void Bootstrap::fail(int failedRank, const std::string& reason) {
+  if (!failed_.exchange(true)) sendWatch('F', failedRank, 0, -1, reason);
 }
 
 void Bootstrap::stopWatch() {
@@ -457,9 +462,10 @@ void Bootstrap::watchLoop() {
   Clock::time_point nextBeat = Clock::now();
   // Reports a failure once: to the other neighbour (and, for a silent one, to it too, so that it
   // learns it was dropped if it comes back), then here.
-  auto failed = [&](int side, int failedRank, const std::string& text, bool tellBoth) {
+  // `reason` travels on around the ring: a failure passed on still says what happened first.
+  auto failed = [&](int side, int failedRank, const std::string& text, bool tellBoth, const std::string& reason) {
     if (failed_.exchange(true)) return;
-    sendWatch('F', failedRank, 0, tellBoth ? -1 : 1 - side);
+    sendWatch('F', failedRank, 0, tellBoth ? -1 : 1 - side, reason);
     if (events_.onFailure) events_.onFailure(failedRank, text);
   };
   Clock::time_point lastLoop = Clock::now();
@@ -477,11 +483,10 @@ void Bootstrap::watchLoop() {
     for (int side = 0; beats && side < 2; ++side) {
       if (!open[side] || now - lastHeard[side] <= peerTimeout_) continue;
       double silent = std::chrono::duration<double>(now - lastHeard[side]).count();
-      failed(side, neighbour[side],
-             strprintf("rank %d sent nothing to rank %d for %.1f s (WEFT_PEER_TIMEOUT=%lld s): its process is stopped "
-                       "(SIGSTOP, a debugger), frozen, or cut off from the network",
-                       neighbour[side], rank_, silent, static_cast<long long>(peerTimeout_.count() / 1000)),
-             true);
+      std::string text = strprintf("rank %d sent nothing to rank %d for %.1f s (WEFT_PEER_TIMEOUT=%lld s): its process "
+                                   "is stopped (SIGSTOP, a debugger), frozen, or cut off from the network",
+                                   neighbour[side], rank_, silent, static_cast<long long>(peerTimeout_.count() / 1000));
+      failed(side, neighbour[side], text, true, text);
       return;
     }
     int waitMs = -1;
@@ -499,10 +504,9 @@ void Bootstrap::watchLoop() {
       ssize_t r = ::recv(fds[side + 1].fd, buf[side] + got[side], WatchMessage::kBytes - got[side], MSG_DONTWAIT);
       if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       if (r <= 0) {
-        failed(side, neighbour[side],
-               strprintf("rank %d closed its bootstrap connection to rank %d without a goodbye (the process died or was "
-                         "killed)", neighbour[side], rank_),
-               false);
+        std::string text = strprintf("rank %d closed its bootstrap connection to rank %d without a goodbye (the process "
+                                     "died or was killed)", neighbour[side], rank_);
+        failed(side, neighbour[side], text, false, text);
         return;
       }
       lastHeard[side] = Clock::now();
@@ -519,7 +523,9 @@ void Bootstrap::watchLoop() {
         }
         continue;
       }
-      failed(side, m.rank, strprintf("rank %d failed or aborted (passed on by rank %d)", m.rank, neighbour[side]), false);
+      std::string text = strprintf("rank %d failed or aborted (passed on by rank %d)", m.rank, neighbour[side]);
+      if (!m.reason.empty()) text += ": " + m.reason;
+      failed(side, m.rank, text, false, m.reason);
       return;
     }
     if (!open[0] && !open[1]) return;

@@ -82,14 +82,14 @@ class Bootstrap {
   };
   void startWatch(WatchEvents events, std::chrono::milliseconds peerTimeout);
   void goodbye(uint64_t collectives);
-  void fail(int failedRank);
+  void fail(int failedRank, const std::string& reason = "");
   void stopWatch();
 
  private:
   Bootstrap() = default;
   struct WatchMessage;
   void watchLoop();
-  void sendWatch(char kind, int rank, uint64_t count, int onlySide = -1);
+  void sendWatch(char kind, int rank, uint64_t count, int onlySide = -1, const std::string& reason = "");
 
   int rank_ = 0;
   int nranks_ = 0;

@@ -162,7 +162,7 @@ void Comm::fail(const Status& why, int failedRank) {
     state.store(static_cast<int>(why.code()));
   }
   WEFT_WARN("comm %p rank %d: %s", static_cast<void*>(this), rank, why.message().c_str());
-  stopAll(failedRank);
+  stopAll(failedRank, why.message());
 }
 
 Status Comm::rootCause(Status s) {
@@ -193,7 +193,7 @@ void Comm::failLocally(const Status& why) {
   }
 }
 
-void Comm::stopAll(int failedRank) {
+void Comm::stopAll(int failedRank, const std::string& reason) {
   stop.store(true);
   if (uint64_t* flag = deviceAbort.load()) std::atomic_ref<uint64_t>(*flag).store(1);
   {
@@ -201,7 +201,7 @@ void Comm::stopAll(int failedRank) {
     for (auto& [k, s] : sends) s->markFailed(failedRank);
     for (auto& [k, r] : recvs) r->markFailed(failedRank);
   }
-  if (bootstrap) bootstrap->fail(failedRank);
+  if (bootstrap) bootstrap->fail(failedRank, reason);
   if (myBell) {
     myBell->bell()->seq.fetch_add(1);
     ringBell(myBell->bell());

@@ -162,7 +162,8 @@ class Comm {
   void fail(const Status& why, int failedRank);
   // Stops every wait of this rank and tells the peers that `failedRank` failed (shared-memory
   // flags, the watch ring): fail's second half, and all of an abort.
-  void stopAll(int failedRank);
+  // `reason` (what failed, in a few words) travels with the report on the watch ring.
+  void stopAll(int failedRank, const std::string& reason = "");
   // The error to return after a wait was stopped: the recorded one, or "aborted".
   Status stoppedStatus(const std::string& what);
   // A peer's goodbye (watch thread): fails the collective running now if the peer left before it.
