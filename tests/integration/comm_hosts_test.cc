@@ -453,13 +453,14 @@ TEST_P(NetnsHosts, RingsAnd64MiBCrossHostsThroughThePlugin) {
   if (tc.plugin == "OFI" && !std::filesystem::exists(WEFT_PLUGIN_OUTPUT_DIR "/libweft-net-ofi.so"))
     GTEST_SKIP() << "the OFI plugin is not built (WEFT_WITH_OFI=OFF)";
 #if defined(__SANITIZE_ADDRESS__)
-  // Known problem (closing notes of 2026-11-25): under ASan, libfabric's tcp provider once took
-  // over 10 s to connect these namespaces and a CI run hung in what followed; 8 later runs with
-  // WEFT_ASAN_OFI=1 passed (14-20 s each). The plain build runs these cases; so does ASan with
-  // WEFT_ASAN_OFI=1; the socket cases always run.
-  if (tc.plugin == "OFI" && std::getenv("WEFT_ASAN_OFI") == nullptr)
-    GTEST_SKIP() << "OFI across namespaces is not run under AddressSanitizer unless WEFT_ASAN_OFI=1 (one unexplained CI "
-                    "hang, see the note)";
+  // Under ASan each OFI case takes 25-95 s (libfabric's tcp provider copies through instrumented
+  // memcpy): CI's sanitizer stage runs 3hostsOf1OverOFI, the case that once hung there (2026-11-25;
+  // not reproduced since: 8 runs then, 4 runs of all three cases on 2026-11-28, one under a full
+  // test load, and a stuck OFI send now counts as waiting so the liveness probe ends it), and
+  // leaves the 2x2 cases to the plain build unless WEFT_ASAN_OFI=1.
+  if (tc.plugin == "OFI" && tc.hosts != 3 && std::getenv("WEFT_ASAN_OFI") == nullptr)
+    GTEST_SKIP() << "the 2x2 OFI cases run in the plain build (and under AddressSanitizer with WEFT_ASAN_OFI=1); "
+                    "3hostsOf1OverOFI runs here";
 #endif
   NetnsLab lab(tc.hosts);
   if (lab.couldNotCreate()) GTEST_SKIP() << "cannot create network namespaces: " << lab.error();
