@@ -527,6 +527,12 @@ Status enqueueCollective(Comm& comm, coll::CollArgs a, void* stream) {
   const CudaApi* api = cudaApi(true, &why);
   if (api == nullptr) return internalError("GPU collective without CUDA: " + why);
   if (comm.stop.load()) return comm.stoppedStatus("enqueuing a GPU collective");
+  if (a.seq != 0) {
+    if (Status s = comm.enqueueingOnDevice(a.seq, config::funcName(coll::funcOf(a.coll))); !s.isOk()) {
+      comm.failLocally(s);  // the other ranks find the same departure themselves
+      return comm.stoppedStatus("enqueuing a GPU collective");
+    }
+  }
   WEFT_ASSIGN_OR_RETURN(DeviceState * st, connect(comm, *api));
   a.doubling = false;  // recursive doubling is a CPU algorithm: rings on the GPU
   if (!comm.tuning) {

@@ -232,6 +232,23 @@ void Comm::noteGoodbye(int peer, uint64_t collectives) {
   }
   uint64_t seq = collRunning.load();
   if (seq > collectives) failLocally(leftBefore(peer, collectives, seq, collRunningName.load()));
+  // A collective enqueued on GPU buffers past the peer's last waits in a kernel: stop it.
+  uint64_t dseq = deviceSeq.load();
+  if (dseq > collectives) failLocally(leftBefore(peer, collectives, dseq, deviceSeqName.load()));
+}
+
+Status Comm::enqueueingOnDevice(uint64_t seq, const char* name) {
+  deviceSeqName.store(name);
+  deviceSeq.store(seq);
+  return departedBefore(seq, name);
+}
+
+Status Comm::departedBefore(uint64_t seq, const char* name) {
+  if (!anyDeparted.load()) return Status::ok();
+  std::lock_guard<std::mutex> lock(departedMutex);
+  for (const auto& [peer, collectives] : departed)
+    if (collectives < seq) return leftBefore(peer, collectives, seq, name);
+  return Status::ok();
 }
 
 Status Comm::startCollective(uint64_t seq, const char* name) {

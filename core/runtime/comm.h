@@ -172,6 +172,15 @@ class Comm {
   // already left before calling it: mismatched calls, which would otherwise wait forever.
   Status startCollective(uint64_t seq, const char* name);
   void endCollective() { collRunning.store(0); }
+  // The device path's startCollective: collective `seq` is being enqueued on GPU buffers (it runs
+  // later, in a kernel); an error if a rank already left before calling it. A goodbye that comes
+  // later fails the communicator while an enqueued collective is past the peer's last (its
+  // kernel leaves at the abort flag).
+  Status enqueueingOnDevice(uint64_t seq, const char* name);
+  // An error if a rank left before calling collective `seq`.
+  Status departedBefore(uint64_t seq, const char* name);
+  std::atomic<uint64_t> deviceSeq{0};              // the last collective enqueued on GPU buffers
+  std::atomic<const char*> deviceSeqName{nullptr};
   // The deadline of a wait inside an operation (connecting peers at the first send/recv, a split):
   // WEFT_OP_TIMEOUT when set, else none (abortable).
   Deadline opDeadline(const std::string& what) {

@@ -499,6 +499,48 @@ TEST(CommDeviceErrors, DifferentCountsAcrossHostsFailInsteadOfHanging) {
   EXPECT_NE(all.find("the ranks called different collectives or counts"), std::string::npos) << all;
 }
 
+// A rank that destroys its communicator after one GPU allreduce while its peer enqueues a second:
+// the goodbye (with its count) fails the peer's communicator, whose kernel leaves at the abort
+// flag, and the next call names the departure. Then the reverse order: the goodbye already came
+// when the call is made, which fails at once.
+TEST(CommDeviceErrors, APeerThatLeftBeforeAGpuCollectiveFailsIt) {
+  WEFT_SKIP_WITHOUT_GPU();
+  JobSpec spec;
+  spec.nranks = 2;
+  spec.deadline = std::chrono::seconds(60);
+  spec.env[-1] = {{"WEFT_CUDA_EMULATION", kEmulation}, {"WEFT_PEER_TIMEOUT", "0"}};
+  SharedCounters sc(2);
+  auto out = runJob(spec, [&sc](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 2, id, rank));
+    void* stream = nullptr;
+    CUDA_OK(cudaStreamCreate(&stream));
+    void* buf = nullptr;
+    CUDA_OK(cudaMalloc(&buf, 1024 * sizeof(float)));
+    RANK_OK(weft_allreduce(buf, buf, 1024, weftFloat32, weftSum, comm, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    if (rank == 1) {
+      RANK_CHECK(sc.waitFor(0, 1, std::chrono::seconds(30)), "rank 0 never enqueued its second allreduce");
+      RANK_OK(weft_comm_destroy(comm));
+    } else {
+      RANK_OK(weft_allreduce(buf, buf, 1024, weftFloat32, weftSum, comm, stream));  // rank 1 never calls it
+      sc.add(0);
+      CUDA_OK(cudaStreamSynchronize(stream));  // returns: the goodbye stopped the kernel
+      weft_result_t rc = weft_allreduce(buf, buf, 1024, weftFloat32, weftSum, comm, stream);
+      std::string e = weft_last_error();
+      RANK_CHECK(rc == weftInvalidUsage && e.find("rank 1 finalized or destroyed its communicator after 1 collectives") !=
+                                               std::string::npos && e.find("2nd (AllReduce)") != std::string::npos,
+                 "returned %d: %s", static_cast<int>(rc), e.c_str());
+      RANK_OK(weft_comm_abort(comm));
+    }
+    CUDA_OK(cudaFree(buf));
+    CUDA_OK(cudaStreamDestroy(stream));
+    return 0;
+  });
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
+}
+
 // What is refused, and how it says so: one buffer of each kind, host buffers with a stream, a
 // stream where no CUDA runtime loads.
 TEST(CommDeviceErrors, MixedBuffersHostBuffersWithAStreamAndNoRuntimeAreClearErrors) {
