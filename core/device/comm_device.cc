@@ -104,27 +104,13 @@ struct NetEnd {
   char* host = nullptr;  // the block at host addresses (cudaHostAlloc)
   char* dev = nullptr;   // and at the kernel's
   size_t simpleBytes = 0, llBytes = 0;
+  // The block: Simple slots, LL slots (none for point-to-point), tail, head.
   static size_t blockBytes(size_t simple, size_t ll) { return kSteps * (simple + ll) + 2 * kCounterBytes; }
-  size_t tailAt() const { return kSteps * (simpleBytes + llBytes); }
-  DevConn conn(uint64_t step) const {
-    DevConn c{};
-    c.buff = dev;
-    c.buffLL = llBytes != 0 ? dev + kSteps * simpleBytes : nullptr;
-    c.tail = reinterpret_cast<uint64_t*>(dev + tailAt());
-    c.head = reinterpret_cast<uint64_t*>(dev + tailAt() + kCounterBytes);
-    c.step = step;
-    return c;
-  }
-  ProxyFifo fifo() const {
-    ProxyFifo f;
-    f.simple = host;
-    f.ll = llBytes != 0 ? host + kSteps * simpleBytes : nullptr;
-    f.tail = reinterpret_cast<uint64_t*>(host + tailAt());
-    f.head = reinterpret_cast<uint64_t*>(host + tailAt() + kCounterBytes);
-    f.simpleBytes = simpleBytes;
-    f.llBytes = llBytes;
-    return f;
-  }
+  char* ll(char* base) const { return llBytes != 0 ? base + kSteps * simpleBytes : nullptr; }
+  uint64_t* tail(char* base) const { return reinterpret_cast<uint64_t*>(base + kSteps * (simpleBytes + llBytes)); }
+  uint64_t* head(char* base) const { return tail(base) + kCounterBytes / sizeof(uint64_t); }
+  DevConn conn(uint64_t step) const { return DevConn{dev, ll(dev), tail(dev), head(dev), step}; }
+  ProxyFifo fifo() const { return ProxyFifo{host, ll(host), tail(host), head(host), simpleBytes, llBytes}; }
 };
 
 // Connection ids of the device path in Comm::sends/recvs while they are made (connectAll), before
@@ -171,6 +157,7 @@ struct DeviceState {
   size_t p2pFifo() const { return kSteps * simpleBytes; }
   size_t p2pBlock() const { return roundUp(p2pFifo() + 2 * kCounterBytes, kAlign); }
   config::Selection protocols;  // NCCL_PROTO, read at the first device collective
+  bool shmOnly = false;         // P2P disabled (p2pAllowed): this rank's FIFOs in shared host memory
   // Rings' and trees' connections to ranks of other hosts: (channel, peer, send).
   std::map<std::tuple<int, int, bool>, NetEnd> net;
   std::unique_ptr<NetProxy> proxy;  // made with the first connection to another host
@@ -204,6 +191,14 @@ struct DeviceState {
   }
 };
 
+// Whether ranks of one host may write into each other's GPU memory (NCCL's P2P transport): not
+// where NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC; then the FIFOs live in shared host memory that
+// every GPU reaches (NCCL's SHM transport).
+bool p2pAllowed(const Comm& comm) {
+  std::optional<int> level = topo::Params::fromSettings(comm.settings).userP2pLevel;
+  return !level || *level > topo::val(topo::PathType::kLoc);
+}
+
 #define WEFT_CUDA_TRY(api, call, what)                       \
   do {                                                       \
     int rc_ = (call);                                        \
@@ -228,19 +223,12 @@ Result<DeviceState*> stateOf(Comm& comm, const CudaApi& api) {
   st->abortDev = static_cast<uint64_t*>(flagDev);
   WEFT_CUDA_TRY(api, api.eventCreateWithFlags(&st->last, kCudaEventDisableTiming), "cudaEventCreateWithFlags");
   st->protocols = comm.settings.protocols();
+  st->shmOnly = !p2pAllowed(comm);
   st->comm = &comm;
   comm.deviceAbort.store(st->abortHost);
   if (comm.stop.load()) std::atomic_ref<uint64_t>(*st->abortHost).store(1);
   comm.deviceState = st;
   return st.get();
-}
-
-// Whether ranks of one host may write into each other's GPU memory (NCCL's P2P transport): not
-// where NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC; then the FIFOs live in shared host memory that
-// every GPU reaches (NCCL's SHM transport).
-bool p2pAllowed(const Comm& comm) {
-  std::optional<int> level = topo::Params::fromSettings(comm.settings).userP2pLevel;
-  return !level || *level > topo::val(topo::PathType::kLoc);
 }
 
 // A /dev/shm segment (made here or a peer's) registered with CUDA as mapped host memory: kept in
@@ -337,7 +325,7 @@ Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
   std::vector<PeerArena> all(static_cast<size_t>(comm.nranks));
   PeerArena& me = all[static_cast<size_t>(comm.rank)];
   std::memset(&me, 0, sizeof(me));
-  const bool shm = !p2pAllowed(comm);
+  const bool shm = st->shmOnly;
   size_t arenaSegment = 0;
   if (shm) {
     // A new segment is zeroed; its name goes to the peers instead of an IPC handle.
@@ -399,11 +387,13 @@ Result<DeviceState*> connect(Comm& comm, const CudaApi& api) {
       st->layouts[static_cast<size_t>(r)] = std::move(theirs);
     }
   }
-  // Every rank has mapped the segments it needs: their names can go (nothing is left in /dev/shm
-  // if a process dies later).
-  std::vector<char> mapped(static_cast<size_t>(comm.nranks), 1);
-  WEFT_TRY(comm.bootstrap->allgather(mapped.data(), 1, comm.opDeadline("mapping the peers' GPU FIFOs")));
-  if (shm) st->shm[arenaSegment].unlink();
+  // Where any rank's FIFOs are a /dev/shm segment (every rank sees the same `all`): once every
+  // rank has mapped what it needs, the names can go (nothing is left if a process dies later).
+  if (std::any_of(all.begin(), all.end(), [](const PeerArena& p) { return p.shmName[0] != '\0'; })) {
+    std::vector<char> mapped(static_cast<size_t>(comm.nranks), 1);
+    WEFT_TRY(comm.bootstrap->allgather(mapped.data(), 1, comm.opDeadline("mapping the peers' GPU FIFOs")));
+    if (shm) st->shm[arenaSegment].unlink();
+  }
   if (!sameDevice.empty())
     WEFT_INFO(log::kInit, "Duplicate GPU detected : rank %d and rank %d both on CUDA device %d: weft shares it "
                           "(NCCL refuses); %zu other rank(s) of this host use it",
@@ -688,7 +678,7 @@ Status connectP2p(const CudaApi& api, const std::vector<P2pOp>& ops) {
     DeviceState::P2pPeer c;
     Comm& comm = *p.op->comm;
     P2pInfo info{};
-    if (!p2pAllowed(comm) && p.op->peer != comm.rank) {
+    if (p.st->shmOnly && p.op->peer != comm.rank) {
       WEFT_ASSIGN_OR_RETURN(c.mine, hostShared(*p.st, runtime::ShmSegment::create(p.st->p2pBlock(), "GPU FIFO"),
                                                "a point-to-point FIFO"));
       c.mineShm = true;

@@ -244,6 +244,7 @@ Status Comm::enqueueingOnDevice(uint64_t seq, const char* name) {
 }
 
 Status Comm::departedBefore(uint64_t seq, const char* name) {
+  // Every collective passes here: no lock while no peer has left (the common case).
   if (!anyDeparted.load()) return Status::ok();
   std::lock_guard<std::mutex> lock(departedMutex);
   for (const auto& [peer, collectives] : departed)
@@ -254,16 +255,9 @@ Status Comm::departedBefore(uint64_t seq, const char* name) {
 Status Comm::startCollective(uint64_t seq, const char* name) {
   collRunningName.store(name);
   collRunning.store(seq);
-  // Every collective passes here: no lock while no peer has left (the common case).
-  if (!anyDeparted.load()) return Status::ok();
-  std::lock_guard<std::mutex> lock(departedMutex);
-  for (const auto& [peer, collectives] : departed)
-    if (collectives < seq) {
-      Status s = leftBefore(peer, collectives, seq, name);
-      collRunning.store(0);
-      return s;
-    }
-  return Status::ok();
+  Status s = departedBefore(seq, name);
+  if (!s.isOk()) collRunning.store(0);
+  return s;
 }
 
 Status Comm::stoppedStatus(const std::string& what) {
