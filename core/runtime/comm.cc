@@ -166,7 +166,9 @@ void Comm::fail(const Status& why, int failedRank) {
 }
 
 Status Comm::rootCause(Status s) {
-  if (s.code() != Code::kRemoteError || s.failedRank() >= 0) return s;
+  // A transport's report names who failed (a flag in a shared-memory segment, a closed socket)
+  // but not why; that rank's own report, with its reason, follows around the watch ring.
+  if (s.code() != Code::kRemoteError || s.failedRank() == rank) return s;
   for (int i = 0; i < 40; ++i) {
     {
       std::lock_guard<std::mutex> lock(errorMutex);

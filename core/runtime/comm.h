@@ -189,9 +189,11 @@ class Comm {
                         what + " (WEFT_OP_TIMEOUT=" + std::to_string(opTimeout.count()) + " s; the communicator must be aborted)");
   }
   // A transport error that does not say who failed (a net plugin's "remote error": the peer
-  // closed the connection because something failed somewhere) is usually followed within
-  // milliseconds by the watch ring's report naming the rank that failed first: waits up to 200 ms
-  // for that report and returns it, else `s`.
+  // closed the connection because something failed somewhere), or that names another rank but
+  // not why (a failure flag in a shared-memory segment), is usually followed within milliseconds
+  // by the watch ring's report naming the rank that failed first, with its reason: waits up to
+  // 200 ms for that report and returns it, else `s`. Passing on `s` instead would hand the other
+  // ranks this rank's guess in place of the failing rank's reason.
   Status rootCause(Status s);
   // A failure of this rank alone: its waits stop and its calls fail, but nothing is passed to the
   // peers (each finds the same cause itself, and would otherwise get this rank's name instead).
