@@ -487,7 +487,7 @@ std::vector<ProxySlot> proxySlots(const std::vector<DevStep>& steps, bool send, 
 
 Result<bool> usesDevice(const char* what, const void* send, const void* recv, size_t count, const void* stream) {
   std::string why;
-  const CudaApi* api = cudaApi(stream != nullptr, &why);
+  const CudaApi* api = cudaApi(stream != nullptr, stream != nullptr ? &why : nullptr);  // lock-free for host calls
   if (api == nullptr) {
     if (stream == nullptr) return false;
     return invalidArgument(strprintf("%s: a stream was given, but there is no GPU to run on: %s (host buffers take a "

@@ -1,8 +1,10 @@
 #include "core/device/cuda_api.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
-#include <chrono>
+#include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -115,30 +117,57 @@ Result<std::unique_ptr<CudaApi>> load(bool force, bool* noDriver) {
   return api;
 }
 
+// How many shared objects this process has loaded so far (the loader's own count, dlpi_adds): a
+// host-buffer call checks it instead of asking the loader for libcuda.so.1, which costs a map and
+// unmap of ld.so.cache (a TLB shootdown on every CPU) per call.
+unsigned long long objectsLoaded() {
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t size, void* data) -> int {
+        if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+          *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+        return 1;  // the counts are the same in every entry: the first one is enough
+      },
+      &adds);
+  return adds;
+}
+
 }  // namespace
 
 const CudaApi* cudaApi(bool force, std::string* why) {
   static std::mutex mu;
   static std::unique_ptr<CudaApi> api;
+  static std::atomic<const CudaApi*> loaded{nullptr};
   static bool tried = false, triedForced = false, noDriver = false;
-  static std::chrono::steady_clock::time_point lastTry;
+  // The loader's count when the driver was last found missing; ~0: look again at the next call.
+  static std::atomic<unsigned long long> loadedAtTry{~0ull};
+  static std::atomic<bool> settled{false};  // failed with the driver present: no later look without `force`
   static std::string whyNot;
+  // Every host-buffer collective passes here: the answer once CUDA is loaded, and "still no
+  // driver" while no object was loaded since the last look, take no lock.
+  if (const CudaApi* a = loaded.load(std::memory_order_acquire)) return a;
+  if (!force && why == nullptr &&
+      (settled.load(std::memory_order_acquire) || loadedAtTry.load(std::memory_order_acquire) == objectsLoaded()))
+    return nullptr;
   std::lock_guard<std::mutex> lock(mu);
   if (api) return api.get();
-  // A program may start CUDA after its first host-buffer call: where the driver was missing, look
-  // again, at most once a millisecond (this is on the path of every host collective).
-  const auto now = std::chrono::steady_clock::now();
-  const bool again = noDriver && now - lastTry > std::chrono::milliseconds(1);
+  // A program may start CUDA after its first host-buffer call (the runtime loads the driver):
+  // where the driver was missing, look again once the process has loaded something new.
+  const unsigned long long adds = objectsLoaded();
+  const bool again = noDriver && adds != loadedAtTry.load();
   if (!tried || again || (force && !triedForced)) {
     tried = true;
     triedForced = triedForced || force;
-    lastTry = now;
     Result<std::unique_ptr<CudaApi>> r = load(force, &noDriver);
     if (r.isOk()) {
       api = std::move(*r);
+      loaded.store(api.get(), std::memory_order_release);
       return api.get();
     }
     whyNot = r.status().message();
+    // Loading may itself have loaded objects (and failed): count from after this try.
+    loadedAtTry.store(noDriver ? objectsLoaded() : ~0ull);
+    settled.store(!noDriver);
   }
   if (why != nullptr) *why = whyNot;
   return nullptr;
