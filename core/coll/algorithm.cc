@@ -80,33 +80,6 @@ Result<AlgoChoice> hostTunerChoice(const char* what, runtime::Comm& comm, Coll c
 
 }  // namespace
 
-namespace {
-
-// CPU endpoints, AllReduce, no NCCL_ALGO and no tuner plugin: recursive doubling where
-// WEFT_HOST_ALGO and the cost model say so instead of `rule`'s Ring or Tree.
-bool pickDoubling(runtime::Comm& comm, size_t bytes, config::Algo rule) {
-  if (comm.hostDoubling < 0) {  // read once: this is on the path of every small allreduce
-    const std::string mode = comm.settings.string("WEFT_HOST_ALGO");
-    comm.hostDoubling = comm.settings.isSet("NCCL_ALGO") || mode == "nccl" ? 0 : mode == "doubling" ? 2 : 1;
-  }
-  if (comm.hostDoubling == 0) return false;
-  const HostAllReduceTimes t = hostAllReduceTimes(bytes, comm.nranks, comm.nNodes);
-  const double ruleTime = rule == config::Algo::kTree ? t.tree : t.ring;
-  // Across hosts the model's network constants are guesses: doubling only where latency rules.
-  const bool small = comm.nNodes == 1 || bytes <= kDoublingAcrossHostsMaxBytes;
-  const bool doubling = comm.hostDoubling == 2 || (small && t.doubling < ruleTime);
-  if (comm.rank == 0) {
-    WEFT_INFO(log::kTuning,
-              "AllReduce: %zu Bytes on %d ranks, %d hosts: CPU cost model Ring %.2f us, Tree %.2f us, RecursiveDoubling "
-              "%.2f us (WEFT_HOST_ALGO=%s) -> %s",
-              bytes, comm.nranks, comm.nNodes, t.ring, t.tree, t.doubling, comm.hostDoubling == 2 ? "doubling" : "auto",
-              doubling ? "RecursiveDoubling" : config::algoName(rule));
-  }
-  return doubling;
-}
-
-}  // namespace
-
 Result<AlgoChoice> chooseAlgorithm(const char* what, runtime::Comm& comm, Coll coll, weft_datatype_t type,
                                    size_t count) {
   bool perRank = countIsPerRank(coll);
@@ -116,12 +89,23 @@ Result<AlgoChoice> chooseAlgorithm(const char* what, runtime::Comm& comm, Coll c
   config::Func f = funcOf(coll);
   bool ring = comm.algorithms.allows(f, static_cast<int>(config::Algo::kRing));
   bool tree = coll == Coll::kAllReduce && comm.algorithms.allows(f, static_cast<int>(config::Algo::kTree));
-  AlgoChoice out;
   if (ring || tree) {
-    if (ring && tree) out.algo = comm.nNodes > 1 && bytes < kTreeBelowBytes ? config::Algo::kTree : config::Algo::kRing;
-    else out.algo = ring ? config::Algo::kRing : config::Algo::kTree;
+    // WEFT_HOST_ALGO and NCCL_ALGO read once: this is on the path of every small allreduce.
+    if (comm.hostDoubling < 0) comm.hostDoubling = static_cast<int>(hostDoublingMode(comm.settings));
+    const auto mode = comm.hostTuner ? HostDoubling::kNever : static_cast<HostDoubling>(comm.hostDoubling);
+    const HostPick pick = hostPick(coll, bytes, comm.nranks, comm.nNodes, ring, tree, mode);
+    AlgoChoice out;
+    out.algo = pick.algo;
     if (comm.hostTuner) return hostTunerChoice(what, comm, coll, bytes, ring, tree, out.algo);
-    if (coll == Coll::kAllReduce) out.doubling = pickDoubling(comm, bytes, out.algo);
+    out.doubling = pick.doubling;
+    if (pick.modeled && comm.rank == 0) {
+      WEFT_INFO(log::kTuning,
+                "AllReduce: %zu Bytes on %d ranks, %d hosts: CPU cost model Ring %.2f us, Tree %.2f us, "
+                "RecursiveDoubling %.2f us (WEFT_HOST_ALGO=%s) -> %s",
+                bytes, comm.nranks, comm.nNodes, pick.times.ring, pick.times.tree, pick.times.doubling,
+                mode == HostDoubling::kAlways ? "doubling" : "auto",
+                pick.doubling ? "RecursiveDoubling" : config::algoName(pick.algo));
+    }
     return out;
   }
   return invalidUsage(strprintf("%s: Error : no algorithm/protocol available for function %s with datatype %s. NCCL_ALGO "

@@ -17,11 +17,6 @@ class Comm;
 
 namespace weft::coll {
 
-// Tree allreduce below this many bytes when the communicator spans hosts: one tree step (512 KiB)
-// or less per operation, where the tree's 2·depth hops beat the ring's 2(n−1) and its halved
-// bandwidth does not matter yet.
-inline constexpr size_t kTreeBelowBytes = size_t{512} << 10;
-
 // How a collective runs: its algorithm and its channel budget (0: one per 512 KiB, see run.h).
 struct AlgoChoice {
   bool doubling = false;  // recursive doubling (schedule.h's doublingAllReduce); algo is then unused

@@ -1,6 +1,9 @@
 #include "core/coll/host_cost.h"
 
 #include <cmath>
+#include <string>
+
+#include "core/config/settings.h"
 
 namespace weft::coll {
 
@@ -29,6 +32,28 @@ HostAllReduceTimes hostAllReduceTimes(size_t bytes, int nranks, int nNodes) {
     t.tree = 2 * depth * c.alphaUs + 2 * b * c.betaUsPerByte + b * c.gammaUsPerByte;
   }
   return t;
+}
+
+HostDoubling hostDoublingMode(const config::Settings& settings) {
+  const std::string mode = settings.string("WEFT_HOST_ALGO");
+  if (settings.isSet("NCCL_ALGO") || mode == "nccl") return HostDoubling::kNever;
+  return mode == "doubling" ? HostDoubling::kAlways : HostDoubling::kAuto;
+}
+
+HostPick hostPick(Coll coll, size_t bytes, int nranks, int nNodes, bool ring, bool tree, HostDoubling mode) {
+  HostPick out;
+  if (!ring && !tree) return out;
+  if (ring && tree) out.algo = nNodes > 1 && bytes < kTreeBelowBytes ? config::Algo::kTree : config::Algo::kRing;
+  else out.algo = ring ? config::Algo::kRing : config::Algo::kTree;
+  out.runs = true;
+  if (coll != Coll::kAllReduce || mode == HostDoubling::kNever) return out;
+  out.times = hostAllReduceTimes(bytes, nranks, nNodes);
+  out.modeled = true;
+  const double ruleTime = out.algo == config::Algo::kTree ? out.times.tree : out.times.ring;
+  // Across hosts the model's network constants are guesses: doubling only where latency rules.
+  const bool small = nNodes == 1 || bytes <= kDoublingAcrossHostsMaxBytes;
+  out.doubling = nranks > 1 && (mode == HostDoubling::kAlways || (small && out.times.doubling < ruleTime));
+  return out;
 }
 
 }  // namespace weft::coll

@@ -4,6 +4,13 @@
 
 #include <cstddef>
 
+#include "core/coll/schedule.h"
+#include "core/config/values.h"
+
+namespace weft::config {
+class Settings;
+}
+
 namespace weft::coll {
 
 // CPU endpoints: a first cut of a cost model for AllReduce in NCCL's shape (a latency per step
@@ -33,5 +40,30 @@ struct HostAllReduceTimes {
 };
 // The model's times for an AllReduce of `bytes` over `nranks` ranks on `nNodes` hosts.
 HostAllReduceTimes hostAllReduceTimes(size_t bytes, int nranks, int nNodes);
+
+// Tree allreduce below this many bytes when the communicator spans hosts: one tree step (512 KiB)
+// or less per operation, where the tree's 2·depth hops beat the ring's 2(n−1) and its halved
+// bandwidth does not matter yet.
+inline constexpr size_t kTreeBelowBytes = size_t{512} << 10;
+
+// WEFT_HOST_ALGO: whether AllReduce on CPU endpoints may run recursive doubling. NCCL_ALGO set,
+// or WEFT_HOST_ALGO=nccl: never (NCCL's algorithms only); doubling: always; auto: where the host
+// cost model finds it faster.
+enum class HostDoubling { kNever = 0, kAuto = 1, kAlways = 2 };
+HostDoubling hostDoublingMode(const config::Settings& settings);
+
+// What CPU endpoints run for `coll` of `bytes` (the model's size: the whole gathered buffer for
+// AllGather and ReduceScatter) on `nranks` ranks over `nNodes` hosts, given the algorithms
+// NCCL_ALGO leaves (`ring`, `tree`; tree only for AllReduce) and no tuner plugin: the size rule's
+// Ring or Tree, then recursive doubling where `mode` and hostAllReduceTimes say so. The one rule
+// behind chooseAlgorithm and `weft tune --cpu`.
+struct HostPick {
+  bool runs = false;      // something is left to run (ring or tree)
+  config::Algo algo = config::Algo::kRing;
+  bool doubling = false;  // recursive doubling instead of algo
+  bool modeled = false;   // the cost model was asked (AllReduce, mode not kNever): times are set
+  HostAllReduceTimes times;
+};
+HostPick hostPick(Coll coll, size_t bytes, int nranks, int nNodes, bool ring, bool tree, HostDoubling mode);
 
 }  // namespace weft::coll

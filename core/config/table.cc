@@ -117,8 +117,9 @@ std::vector<SettingDef> featureRows() {
        .doc = "Algorithms allowed, per collective (unset: all, chosen by the tuner)", .module = "tune"},
       {.name = "WEFT_HOST_ALGO", .type = Type::kEnum, .defaultValue = "auto",
        .doc = "CPU endpoints, allreduce: auto picks ring, tree or recursive doubling by weft's cost model "
-              "(core/coll/algorithm.h); nccl keeps NCCL's ring and tree rule; doubling always runs recursive "
-              "doubling. NCCL_ALGO or a tuner plugin, when set, decide instead; emulated devices take NCCL's decision",
+              "(core/coll/host_cost.h, shown offline by `weft tune --cpu`); nccl keeps NCCL's ring and tree rule; "
+              "doubling always runs recursive doubling. NCCL_ALGO or a tuner plugin, when set, decide instead; "
+              "emulated devices take NCCL's decision",
        .module = "coll", .choices = {"auto", "nccl", "doubling"}},
       {.name = "NCCL_PROTO", .type = Type::kProtoList, .defaultValue = "",
        .doc = "Protocols allowed, per collective (unset: all; LL128 where NCCL enables it)", .module = "tune"},

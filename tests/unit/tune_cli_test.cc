@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/base/strings.h"
+#include "core/coll/host_cost.h"
 #include "tests/support/corpus.h"
 #include "tests/support/tool.h"
 #include "tests/support/tune_corpus.h"
@@ -248,6 +249,76 @@ TEST(TuneCli, AnOperationNcclWouldFailIsReportedOnItsRow) {
   EXPECT_NE(text.out.find("NCCL WARN Error : no algorithm/protocol available for function Broadcast"), std::string::npos);
   EXPECT_NE(text.out.find("  Broadcast            1048576  invalid usage: no algorithm/protocol"), std::string::npos)
       << text.out;
+}
+
+}  // namespace
+}  // namespace weft::tune
+
+namespace weft::tune {
+namespace {
+
+// `weft tune --cpu`: CPU endpoints' picks (coll::hostPick, the communicator's own rule) and the
+// host cost model's times, without a topology; NCCL_ALGO and WEFT_HOST_ALGO as a communicator
+// reads them.
+std::string cpuTool(const std::string& args, const std::string& env = "") {
+  return "env -u NCCL_ALGO -u WEFT_HOST_ALGO -u NCCL_TUNER_PLUGIN -u WEFT_CONFIG " + env + weft() + " tune --cpu " + args;
+}
+
+// The row of `coll` at `bytes`: its columns after the size.
+std::vector<std::string> cpuRow(const std::string& out, const std::string& coll, size_t bytes) {
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string c, b, w;
+    if (!(words >> c >> b) || c != coll || b != std::to_string(bytes)) continue;
+    std::vector<std::string> rest;
+    while (words >> w) rest.push_back(w);
+    return rest;
+  }
+  return {};
+}
+
+TEST(TuneCli, CpuShowsTheHostModelAndWhatTheCommunicatorRuns) {
+  Outcome o = run(cpuTool("--ranks 4 --coll allreduce,allgather --sizes 8,1M"));
+  ASSERT_EQ(o.rc, 0) << o.out;
+  EXPECT_NE(o.out.find("4 ranks on 1 host;"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("WEFT_HOST_ALGO=auto, NCCL_ALGO=(unset)"), std::string::npos) << o.out;
+  const coll::HostAllReduceTimes small = coll::hostAllReduceTimes(8, 4, 1);
+  std::vector<std::string> r = cpuRow(o.out, "AllReduce", 8);
+  ASSERT_EQ(r.size(), 4u) << o.out;
+  EXPECT_EQ(r[0], strprintf("%.3f", small.ring));
+  EXPECT_EQ(r[1], "-");  // one host: no tree
+  EXPECT_EQ(r[2], strprintf("%.3f", small.doubling));
+  EXPECT_EQ(r[3], "RecursiveDoubling");
+  EXPECT_EQ(cpuRow(o.out, "AllReduce", 1 << 20).back(), "Ring") << o.out;
+  EXPECT_EQ(cpuRow(o.out, "AllGather", 8), (std::vector<std::string>{"-", "-", "-", "Ring"})) << o.out;
+
+  // Across hosts: the size rule's Tree below 512 KiB where doubling is not considered (>64 KiB).
+  Outcome hosts = run(cpuTool("--ranks 4 --nodes 2 --coll allreduce --sizes 128K --format json"));
+  ASSERT_EQ(hosts.rc, 0) << hosts.out;
+  EXPECT_NE(hosts.out.find("\"nNodes\":2"), std::string::npos) << hosts.out;
+  EXPECT_NE(hosts.out.find("\"bytes\":131072,\"algo\":\"Tree\""), std::string::npos) << hosts.out;
+
+  // NCCL_ALGO set: NCCL's algorithms only, no model; WEFT_HOST_ALGO=doubling: always doubling.
+  Outcome ring = run(cpuTool("--ranks 4 --coll allreduce --sizes 8", "NCCL_ALGO=Ring "));
+  ASSERT_EQ(ring.rc, 0) << ring.out;
+  EXPECT_EQ(cpuRow(ring.out, "AllReduce", 8), (std::vector<std::string>{"-", "-", "-", "Ring"})) << ring.out;
+  Outcome always = run(cpuTool("--ranks 4 --coll allreduce --sizes 1M", "WEFT_HOST_ALGO=doubling "));
+  ASSERT_EQ(always.rc, 0) << always.out;
+  EXPECT_EQ(cpuRow(always.out, "AllReduce", 1 << 20).back(), "RecursiveDoubling") << always.out;
+  // Nothing left to run: said on the row, as a communicator's call would fail.
+  Outcome none = run(cpuTool("--ranks 2 --coll allgather --sizes 8", "NCCL_ALGO=Tree "));
+  ASSERT_EQ(none.rc, 0) << none.out;
+  EXPECT_NE(none.out.find("error: NCCL_ALGO=Tree leaves no algorithm the host runs for AllGather"), std::string::npos)
+      << none.out;
+
+  Outcome nodes = run(cpuTool("--ranks 2 --nodes 3"));
+  EXPECT_NE(nodes.rc, 0);
+  EXPECT_NE(nodes.out.find("--nodes must be 1 to --ranks (2)"), std::string::npos) << nodes.out;
+  Outcome noTopo = run(weft() + " tune");
+  EXPECT_NE(noTopo.rc, 0);
+  EXPECT_NE(noTopo.out.find("TOPO is required (or --cpu for CPU endpoints)"), std::string::npos) << noTopo.out;
 }
 
 }  // namespace
