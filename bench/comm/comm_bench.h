@@ -53,7 +53,7 @@ struct P2pOptions {
 int p2pRank(const P2pOptions& o, int rank, const weft_unique_id_t& id);
 
 struct CollOptions {
-  std::string op = "allreduce";  // allreduce (float sum) or allgather (bytes)
+  std::string op = "allreduce";  // allreduce, reducescatter (float sum), allgather, broadcast (bytes, root 0)
   std::vector<size_t> sizes{8, size_t{64} << 10, size_t{1} << 20, size_t{16} << 20, size_t{64} << 20};
   int reps = 3;
   size_t bytesPerRep = size_t{128} << 20;  // calls per rep: bytesPerRep / size, in [minIters, maxIters]

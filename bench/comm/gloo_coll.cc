@@ -1,5 +1,5 @@
-// weft_bench_comm_gloo: the Gloo baseline of `weft_bench_comm coll` (issue 21): allreduce (float
-// sum) and allgather (bytes) of N forked processes on this host, Gloo's TCP transport over the
+// weft_bench_comm_gloo: the Gloo baseline of `weft_bench_comm coll` (issue 21): allreduce and
+// reducescatter (float sum), allgather and broadcast (bytes) of N forked processes on this host, Gloo's TCP transport over the
 // loopback interface, rendezvous through a FileStore in a fresh temporary directory per job. The
 // same method, flags and `RESULT` lines as weft_bench_comm coll and weft_bench_comm_mpi coll, so
 // bench/comm/run.sh puts the three in one table. Every Gloo algorithm timed gets its own label:
@@ -14,6 +14,8 @@
 #include <gloo/allreduce_halving_doubling.h>
 #include <gloo/allreduce_ring.h>
 #include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/reduce_scatter.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
@@ -44,11 +46,14 @@ namespace {
 
 using weft::bench::comm::Buffer;
 using weft::bench::comm::busFactor;
+using weft::bench::comm::floatOp;
+using weft::bench::comm::perRankOp;
+using weft::bench::comm::sizeQuantum;
 using weft::bench::comm::parseSize;
 using weft::bench::comm::splitCommas;
 
 constexpr const char* kUsage =
-    "usage: weft_bench_comm_gloo coll [--op allreduce|allgather] [--ranks 2,4] [--sizes 8,64K,1M,16M,64M]\n"
+    "usage: weft_bench_comm_gloo coll [--op allreduce|allgather|reducescatter|broadcast] [--ranks 2,4] [--sizes 8,64K,1M,16M,64M]\n"
     "                                 [--reps 3] [--bytes-per-rep 128M] [--min-iters 5] [--max-iters 1000]\n"
     "                                 [--algos default,ring,hd] [--label gloo] [--iface lo] [--hwm 0|1]\n"
     "                                 [--rep-seconds 1] [--timeout S]\n"
@@ -57,6 +62,8 @@ constexpr const char* kUsage =
     "  default  gloo::allreduce / gloo::allgather, default algorithm, separate send and receive buffers\n"
     "  ring     gloo::AllreduceRing (in place) / gloo::AllgatherRing\n"
     "  hd       gloo::AllreduceHalvingDoubling (in place; allreduce only, skipped for allgather)\n"
+    "reducescatter: gloo::ReduceScatterHalvingDoubling (in place, Gloo's only one) under \"hd\";\n"
+    "broadcast: gloo::broadcast (root 0, separate buffers) under \"default\". Other algorithms are skipped.\n"
     "Method as weft_bench_comm coll: per size, buffers malloc'd and touched once, max(3, iters/5) warm-up\n"
     "calls (the first one's result checked), then --reps timed runs of iters = clamp(bytes-per-rep / size,\n"
     "min-iters, max-iters) calls between barriers, but iters cut so that a rep takes about --rep-seconds\n"
@@ -109,14 +116,15 @@ Options parseArgs(int argc, char** argv) {
     else if (k == "timeout") o.timeoutSec = std::stoi(v);
     else throw std::invalid_argument("unknown flag --" + k);
   }
-  if (o.op != "allreduce" && o.op != "allgather") throw std::invalid_argument("--op must be allreduce or allgather");
+  if (o.op != "allreduce" && o.op != "allgather" && o.op != "reducescatter" && o.op != "broadcast")
+    throw std::invalid_argument("--op must be allreduce, allgather, reducescatter or broadcast");
   for (const std::string& a : o.algos)
     if (a != "default" && a != "ring" && a != "hd") throw std::invalid_argument("unknown algorithm: " + a);
   for (int n : o.ranks)
     for (size_t b : o.sizes)
-      if (n < 1 || b == 0 || b % (o.op == "allreduce" ? sizeof(float) : static_cast<size_t>(n)) != 0 ||
-          b / sizeof(float) > 0x7fffffff)
-        throw std::invalid_argument("sizes must be multiples of 4 (allreduce) or of the ranks (allgather), < 8 GiB");
+      if (n < 1 || b == 0 || b % sizeQuantum(o.op, n) != 0 || b / sizeof(float) > 0x7fffffff)
+        throw std::invalid_argument("sizes must be multiples of 4 (allreduce), of the ranks (allgather), of 4 x the "
+                                    "ranks (reducescatter), < 8 GiB");
   return o;
 }
 
@@ -184,8 +192,39 @@ class GlooAlgorithm : public Coll {
   bool inPlace_;
 };
 
+class GlooBroadcast : public Coll {
+ public:
+  GlooBroadcast(const std::shared_ptr<gloo::Context>& ctx, Buffer& send, Buffer& recv) : opts_(ctx) {
+    opts_.setRoot(0);
+    if (ctx->rank == 0) opts_.setInput(reinterpret_cast<uint8_t*>(send.data), send.size);
+    opts_.setOutput(reinterpret_cast<uint8_t*>(recv.data), recv.size);
+  }
+  void run() override { gloo::broadcast(opts_); }
+  bool inPlace() const override { return false; }
+
+ private:
+  gloo::BroadcastOptions opts_;
+};
+
+// Which algorithms Gloo has for `op` (see kUsage).
+bool glooHas(const std::string& op, const std::string& algo) {
+  if (op == "reducescatter") return algo == "hd";
+  if (op == "broadcast") return algo == "default";
+  return algo != "hd" || op == "allreduce";
+}
+
 std::unique_ptr<Coll> makeColl(const Options& o, const std::string& algo, const std::shared_ptr<gloo::Context>& ctx,
                                Buffer& send, Buffer& recv) {
+  if (!glooHas(o.op, algo)) return nullptr;
+  if (o.op == "broadcast") return std::make_unique<GlooBroadcast>(ctx, send, recv);
+  if (o.op == "reducescatter") {
+    // In place in the whole buffer (the receive buffer here); this rank's sums end at its start.
+    const int n = static_cast<int>(recv.size / sizeof(float));
+    std::vector<float*> ptrs{reinterpret_cast<float*>(recv.data)};
+    std::vector<int> parts(static_cast<size_t>(ctx->size), n / ctx->size);
+    return std::make_unique<GlooAlgorithm<gloo::ReduceScatterHalvingDoubling<float>>>(
+        std::make_unique<gloo::ReduceScatterHalvingDoubling<float>>(ctx, ptrs, n, parts), true);
+  }
   if (o.op == "allreduce") {
     int n = static_cast<int>(recv.size / sizeof(float));
     std::vector<float*> ptrs{reinterpret_cast<float*>(recv.data)};
@@ -223,7 +262,7 @@ double maxOverRanks(const std::shared_ptr<gloo::Context>& ctx, double v) {
 }
 
 void fillInput(const Options& o, Buffer& send, Buffer& recv, int rank, bool inPlace) {
-  if (o.op == "allreduce") {
+  if (floatOp(o.op)) {
     Buffer& in = inPlace ? recv : send;
     std::fill_n(reinterpret_cast<float*>(in.data), in.size / sizeof(float), 1.0f);
   } else {
@@ -233,11 +272,13 @@ void fillInput(const Options& o, Buffer& send, Buffer& recv, int rank, bool inPl
 
 // The result of one call, checked at its ends: every rank's contribution arrived.
 bool rightResult(const Options& o, const Buffer& send, const Buffer& recv, int nranks) {
-  if (o.op == "allreduce") {
+  if (floatOp(o.op)) {
     const float* r = reinterpret_cast<const float*>(recv.data);
     size_t n = recv.size / sizeof(float);
+    if (o.op == "reducescatter") n /= static_cast<size_t>(nranks);  // Gloo leaves this rank's sums first
     return r[0] == static_cast<float>(nranks) && r[n - 1] == static_cast<float>(nranks);
   }
+  if (o.op == "broadcast") return recv.data[0] == 1 && recv.data[recv.size - 1] == 1;  // root 0's bytes
   for (int p = 0; p < nranks; ++p)
     if (recv.data[p * send.size] != p + 1 || recv.data[(p + 1) * send.size - 1] != p + 1) return false;
   return true;
@@ -249,9 +290,9 @@ std::string implName(const Options& o, const std::string& algo) {
 
 bool collSize(const Options& o, const std::string& algo, const std::shared_ptr<gloo::Context>& ctx, int nranks,
               int rank, size_t bytes) {
-  bool ar = o.op == "allreduce";
-  size_t sendBytes = ar ? bytes : bytes / nranks;
-  Buffer send(sendBytes), recv(bytes);
+  // size is the whole buffer; reducescatter runs in place in it (the receive buffer here).
+  size_t sendBytes = o.op == "allgather" ? bytes / nranks : o.op == "reducescatter" ? 0 : bytes;
+  Buffer send(std::max<size_t>(sendBytes, 1)), recv(bytes);
   if (send.data == nullptr || recv.data == nullptr) throw std::bad_alloc();
   int fullIters = collIters(o, bytes);
   std::unique_ptr<Coll> coll = makeColl(o, algo, ctx, send, recv);
@@ -309,7 +350,7 @@ int rankMain(const Options& o, const std::string& algo, int nranks, int rank, co
       largest = std::max(largest, b);
     }
     if (o.hwm) {
-      size_t buffers = largest + (o.op == "allreduce" ? largest : largest / nranks);
+      size_t buffers = largest + (perRankOp(o.op) ? largest / nranks : largest);
       std::printf("RESULT test=hwm op=%s impl=%s ranks=%d rank=%d bytes=%zu hwm_kib=%ld buffers_kib=%zu\n",
                   o.op.c_str(), implName(o, algo).c_str(), nranks, rank,
                   largest, weft_bench_vm_hwm_kib(), buffers / 1024);
@@ -393,7 +434,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   for (int n : o.ranks)
     for (const std::string& algo : o.algos) {
-      if (algo == "hd" && o.op != "allreduce") continue;
+      if (!glooHas(o.op, algo)) continue;
       std::string failed = runJob(o, algo, n);
       if (!failed.empty()) {
         std::fprintf(stderr, "gloo coll job (%s %s, %d ranks) failed: %s\n", o.op.c_str(), algo.c_str(), n,

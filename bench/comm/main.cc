@@ -20,7 +20,7 @@ constexpr const char* kUsage =
     "       weft_bench_comm p2p  [--rank R] [--sizes 4M,16M,64M,256M] [--reps 3] [--bytes-per-rep 1G]\n"
     "                            [--min-iters 4] [--lat-iters 10000] [--lat-warmup 1000] [--label weft]\n"
     "                            [--timeout S]\n"
-    "       weft_bench_comm coll [--op allreduce|allgather] [--ranks 2,4] [--sizes 8,64K,1M,16M,64M]\n"
+    "       weft_bench_comm coll [--op allreduce|allgather|reducescatter|broadcast] [--ranks 2,4] [--sizes 8,64K,1M,16M,64M]\n"
     "                            [--reps 3] [--bytes-per-rep 128M] [--min-iters 5] [--max-iters 1000]\n"
     "                            [--label weft] [--memcpy 0|1] [--hwm 0|1] [--timeout S]\n"
     "                            [--rank R --nranks N]\n"
@@ -28,8 +28,9 @@ constexpr const char* kUsage =
     "p2p: send/recv between two ranks: 8-byte ping-pong latency, then one-way streaming bandwidth.\n"
     "     Without --rank both ranks are forked here; with --rank this process is that rank and\n"
     "     the id comes from NCCL_COMM_ID=host:port (set the same for both ranks).\n"
-    "coll: allreduce (float sum) or allgather (bytes) of N forked ranks, nccl-tests' method; size is\n"
-    "      allreduce's buffer or allgather's whole output; --memcpy 1 first times a single-thread memcpy;\n"
+    "coll: allreduce or reducescatter (float sum), allgather or broadcast (bytes, root 0) of N forked\n"
+    "      ranks, nccl-tests' method; size is the whole buffer as in nccl-tests (allreduce's, allgather's\n"
+    "      output, reducescatter's input, broadcast's); --memcpy 1 first times a single-thread memcpy;\n"
     "      --hwm 1 ends with every rank's peak resident memory (VmHWM) beside its largest buffers;\n"
     "      with --rank R --nranks N this process is rank R of N (started anywhere, e.g. one per\n"
     "      network namespace) and the id comes from NCCL_COMM_ID=host:port, as in p2p.\n"
@@ -131,11 +132,13 @@ int mainColl(const Flags& f) {
     else if (k == "timeout") o.timeout = std::chrono::seconds(std::stoi(v));
     else throw std::invalid_argument("unknown flag --" + k);
   }
-  if (o.op != "allreduce" && o.op != "allgather") throw std::invalid_argument("--op must be allreduce or allgather");
+  if (o.op != "allreduce" && o.op != "allgather" && o.op != "reducescatter" && o.op != "broadcast")
+    throw std::invalid_argument("--op must be allreduce, allgather, reducescatter or broadcast");
   auto checkSizes = [&](int n) {
     for (size_t b : o.sizes)
-      if (b == 0 || b % (o.op == "allreduce" ? sizeof(float) : static_cast<size_t>(n)) != 0)
-        throw std::invalid_argument("sizes must be multiples of 4 (allreduce) or of the ranks (allgather)");
+      if (b == 0 || b % sizeQuantum(o.op, n) != 0)
+        throw std::invalid_argument("sizes must be multiples of 4 (allreduce), of the ranks (allgather) or of 4 x the "
+                                    "ranks (reducescatter)");
   };
   if ((rank >= 0) != (nranks > 0)) throw std::invalid_argument("--rank and --nranks go together");
   if (rank >= 0) {

@@ -3,8 +3,9 @@
  * trip), then one-way streaming bandwidth (rank 0 sends `iters` messages back to back, rank 1
  * answers with 8 bytes, rank 0 times from the first send to the answer). Same flags and the same
  * `RESULT` lines. Run under mpirun -np 2.
- * `weft_bench_comm_mpi coll ...`: the baseline of `weft_bench_comm coll`, MPI_Allreduce (MPI_FLOAT,
- * MPI_SUM) or MPI_Allgather (MPI_BYTE) with the same method, flags and lines; under mpirun -np N. */
+ * `weft_bench_comm_mpi coll ...`: the baseline of `weft_bench_comm coll`, MPI_Allreduce or
+ * MPI_Reduce_scatter_block (MPI_FLOAT, MPI_SUM), MPI_Allgather or MPI_Bcast (MPI_BYTE, root 0) with
+ * the same method, flags and lines; under mpirun -np N. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,8 +135,13 @@ static int bandwidth(const struct options* o, int rank, size_t bytes) {
 }
 
 /* ---- coll mode: the same rules as weft_bench_comm coll (bench/comm/p2p_bench.cc) ---------- */
+/* size = the whole buffer as in nccl-tests: allreduce's, allgather's output, reducescatter's input,
+ * broadcast's. */
+enum { OP_ALLREDUCE, OP_ALLGATHER, OP_REDUCESCATTER, OP_BROADCAST };
+static const char* const kOpNames[] = {"allreduce", "allgather", "reducescatter", "broadcast"};
+
 struct coll_options {
-  int allreduce; /* 1: allreduce, 0: allgather */
+  int op; /* OP_ALLREDUCE, … */
   size_t sizes[MAX_SIZES];
   int nsizes;
   int reps;
@@ -159,7 +165,7 @@ static int coll_parse(struct coll_options* o, int argc, char** argv) {
   const size_t defaults[] = {8, 64 * kib, mib, 16 * mib, 64 * mib};
   memcpy(o->sizes, defaults, sizeof(defaults));
   o->nsizes = 5;
-  o->allreduce = 1;
+  o->op = OP_ALLREDUCE;
   o->reps = 3;
   o->bytes_per_rep = 128 * mib;
   o->min_iters = 5;
@@ -169,9 +175,10 @@ static int coll_parse(struct coll_options* o, int argc, char** argv) {
   for (int i = 2; i + 1 < argc; i += 2) {
     const char *k = argv[i], *v = argv[i + 1];
     if (strcmp(k, "--op") == 0) {
-      if (strcmp(v, "allreduce") == 0) o->allreduce = 1;
-      else if (strcmp(v, "allgather") == 0) o->allreduce = 0;
-      else return -1;
+      o->op = -1;
+      for (int j = 0; j < 4; ++j)
+        if (strcmp(v, kOpNames[j]) == 0) o->op = j;
+      if (o->op < 0) return -1;
     } else if (strcmp(k, "--sizes") == 0) {
       if (parse_sizes(&tmp, v) != 0) return -1;
       memcpy(o->sizes, tmp.sizes, sizeof(tmp.sizes));
@@ -187,19 +194,29 @@ static int coll_parse(struct coll_options* o, int argc, char** argv) {
   return argc % 2 == 0 ? 0 : -1;
 }
 
-static void coll_once(const struct coll_options* o, const char* send, char* recv, size_t bytes, int nranks) {
-  if (o->allreduce) MPI_Allreduce(send, recv, (int)(bytes / sizeof(float)), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  else MPI_Allgather(send, (int)(bytes / nranks), MPI_BYTE, recv, (int)(bytes / nranks), MPI_BYTE, MPI_COMM_WORLD);
+static void coll_once(const struct coll_options* o, char* send, char* recv, size_t bytes, int nranks) {
+  switch (o->op) {
+    case OP_ALLREDUCE: MPI_Allreduce(send, recv, (int)(bytes / sizeof(float)), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+    case OP_ALLGATHER:
+      MPI_Allgather(send, (int)(bytes / nranks), MPI_BYTE, recv, (int)(bytes / nranks), MPI_BYTE, MPI_COMM_WORLD);
+      break;
+    case OP_REDUCESCATTER:
+      MPI_Reduce_scatter_block(send, recv, (int)(bytes / sizeof(float) / nranks), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    default: MPI_Bcast(send, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD); break; /* in place, as MPI has it */
+  }
 }
 
 static int coll_size(const struct coll_options* o, int rank, int nranks, size_t bytes) {
-  size_t send_bytes = o->allreduce ? bytes : bytes / nranks;
+  int floats = o->op == OP_ALLREDUCE || o->op == OP_REDUCESCATTER;
+  size_t send_bytes = o->op == OP_ALLGATHER ? bytes / nranks : bytes;
+  size_t recv_bytes = o->op == OP_REDUCESCATTER ? bytes / nranks : bytes;
   char* send = malloc(send_bytes);
-  char* recv = malloc(bytes);
+  char* recv = malloc(recv_bytes);
   if (send == NULL || recv == NULL) return -1;
-  memset(recv, 0x5a, bytes);
-  if (o->allreduce)
-    for (size_t i = 0; i < bytes / sizeof(float); ++i) ((float*)send)[i] = 1.0f;
+  memset(recv, 0x5a, recv_bytes);
+  if (floats)
+    for (size_t i = 0; i < send_bytes / sizeof(float); ++i) ((float*)send)[i] = 1.0f;
   else
     memset(send, rank + 1, send_bytes);
   int iters = coll_iters(o, bytes);
@@ -213,10 +230,11 @@ static int coll_size(const struct coll_options* o, int rank, int nranks, size_t 
     MPI_Reduce(&us, &max_us, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
       double algbw = (double)bytes / max_us / 1e3;
-      double factor = o->allreduce ? 2.0 * (nranks - 1) / nranks : (double)(nranks - 1) / nranks;
+      double factor = o->op == OP_ALLREDUCE ? 2.0 * (nranks - 1) / nranks
+                      : o->op == OP_BROADCAST ? 1.0
+                                              : (double)(nranks - 1) / nranks;
       printf("RESULT test=coll op=%s impl=%s ranks=%d bytes=%zu rep=%d iters=%d us=%.3f algbw=%.4f busbw=%.4f\n",
-             o->allreduce ? "allreduce" : "allgather", o->label, nranks, bytes, rep, iters, max_us, algbw,
-             algbw * factor);
+             kOpNames[o->op], o->label, nranks, bytes, rep, iters, max_us, algbw, algbw * factor);
       fflush(stdout);
     }
   }
@@ -229,7 +247,7 @@ static int coll_main(int argc, char** argv, int rank, int nranks) {
   struct coll_options o;
   if (coll_parse(&o, argc, argv) != 0) {
     if (rank == 0)
-      fprintf(stderr, "usage: mpirun -np N %s coll [--op allreduce|allgather] [--sizes 8,64K,1M,16M,64M] [--reps 3] "
+      fprintf(stderr, "usage: mpirun -np N %s coll [--op allreduce|allgather|reducescatter|broadcast] [--sizes 8,64K,1M,16M,64M] [--reps 3] "
                       "[--bytes-per-rep 128M] [--min-iters 5] [--max-iters 1000] [--hwm 0|1] [--label mpi]\n", argv[0]);
     return 2;
   }
@@ -239,9 +257,9 @@ static int coll_main(int argc, char** argv, int rank, int nranks) {
     if (o.sizes[i] > largest) largest = o.sizes[i];
   }
   if (o.hwm) {
-    size_t buffers = largest + (o.allreduce ? largest : largest / nranks);
+    size_t buffers = largest + (o.op == OP_ALLGATHER || o.op == OP_REDUCESCATTER ? largest / nranks : largest);
     printf("RESULT test=hwm op=%s impl=%s ranks=%d rank=%d bytes=%zu hwm_kib=%ld buffers_kib=%zu\n",
-           o.allreduce ? "allreduce" : "allgather", o.label, nranks, rank, largest, weft_bench_vm_hwm_kib(),
+           kOpNames[o.op], o.label, nranks, rank, largest, weft_bench_vm_hwm_kib(),
            buffers / 1024);
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);

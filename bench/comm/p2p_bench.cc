@@ -109,16 +109,23 @@ bool collOnce(const CollOptions& o, weft_comm_t* comm, int nranks, int rank, con
   if (o.op == "allreduce")
     return ok(weft_allreduce(send.data, recv.data, bytes / sizeof(float), weftFloat, weftSum, comm, nullptr),
               "weft_allreduce", rank);
+  if (o.op == "reducescatter")
+    return ok(weft_reduce_scatter(send.data, recv.data, bytes / sizeof(float) / nranks, weftFloat, weftSum, comm, nullptr),
+              "weft_reduce_scatter", rank);
+  if (o.op == "broadcast")
+    return ok(weft_broadcast(send.data, recv.data, bytes, weftUint8, 0, comm, nullptr), "weft_broadcast", rank);
   return ok(weft_allgather(send.data, recv.data, bytes / nranks, weftUint8, comm, nullptr), "weft_allgather", rank);
 }
 
 bool collSize(const CollOptions& o, weft_comm_t* comm, int nranks, int rank, size_t bytes) {
-  bool ar = o.op == "allreduce";
-  size_t sendBytes = ar ? bytes : bytes / nranks;
-  Buffer send(sendBytes), recv(bytes);
+  const bool floats = floatOp(o.op);
+  // size is the whole buffer: allgather's output, reducescatter's input.
+  const size_t sendBytes = o.op == "allgather" ? bytes / nranks : bytes;
+  const size_t recvBytes = o.op == "reducescatter" ? bytes / nranks : bytes;
+  Buffer send(sendBytes), recv(recvBytes);
   if (send.data == nullptr || recv.data == nullptr) return false;
-  if (ar)
-    for (size_t i = 0; i < bytes / sizeof(float); ++i) reinterpret_cast<float*>(send.data)[i] = 1.0f;
+  if (floats)
+    for (size_t i = 0; i < sendBytes / sizeof(float); ++i) reinterpret_cast<float*>(send.data)[i] = 1.0f;
   else
     std::memset(send.data, rank + 1, sendBytes);
   int iters = collIters(o, bytes);
@@ -127,10 +134,12 @@ bool collSize(const CollOptions& o, weft_comm_t* comm, int nranks, int rank, siz
     if (!collOnce(o, comm, nranks, rank, send, recv, bytes)) return false;
   // The result of the last call, checked at its ends: every rank's contribution arrived.
   bool right = true;
-  if (ar) {
+  if (floats) {
     const float* r = reinterpret_cast<const float*>(recv.data);
-    size_t n = bytes / sizeof(float);
+    size_t n = recvBytes / sizeof(float);
     right = r[0] == static_cast<float>(nranks) && r[n - 1] == static_cast<float>(nranks);
+  } else if (o.op == "broadcast") {
+    right = recv.data[0] == 1 && recv.data[bytes - 1] == 1;  // root 0's bytes
   } else {
     for (int p = 0; p < nranks; ++p)
       right = right && recv.data[p * sendBytes] == p + 1 && recv.data[(p + 1) * sendBytes - 1] == p + 1;
@@ -179,7 +188,7 @@ int collRank(const CollOptions& o, int nranks, int rank, const weft_unique_id_t&
   }
   if (o.hwm) {
     size_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
-    size_t buffers = largest + (o.op == "allreduce" ? largest : largest / nranks);
+    size_t buffers = largest + (perRankOp(o.op) ? largest / nranks : largest);
     std::printf("RESULT test=hwm op=%s impl=%s ranks=%d rank=%d bytes=%zu hwm_kib=%ld buffers_kib=%zu\n", o.op.c_str(),
                 o.label.c_str(), nranks, rank, largest, weft_bench_vm_hwm_kib(), buffers / 1024);
     std::fflush(stdout);

@@ -4,25 +4,28 @@
 #   init  init time of 2-, 4- and 8-rank communicators of processes on this host
 #   shm   send/recv between two processes on this host vs Open MPI's MPI_Send/MPI_Recv (vader)
 #   net   send/recv over the socket plugin between two network namespaces vs iperf3 (root only)
-#   coll  allreduce and allgather, 2 and 4 processes on this host, vs Open MPI (btl self,vader)
-#         and Gloo (TCP over loopback: gloo::allreduce/allgather, AllreduceRing, halving-doubling)
-#   netcoll allreduce and allgather across 2 network namespaces ("hosts", a veth pair), 1 and 2
+#   coll  allreduce, allgather, reducescatter and broadcast (COLL_OPS), 2 and 4 processes on this
+#         host, vs Open MPI (btl self,vader) and Gloo (TCP over loopback: its default algorithm, and
+#         AllreduceRing, AllgatherRing, halving-doubling where Gloo has them)
+#   netcoll the same ops (NETCOLL_OPS) across 2 network namespaces ("hosts", a veth pair), 1 and 2
 #         ranks per host: weft (socket plugin) vs Open MPI (TCP BTL between them) (root only)
 #   floor 8-byte allreduce: the floor of NCCL's ring schedule here (weft_bench_hop) vs weft, Open MPI
 #   algo  small allreduce by algorithm, 2 and 4 processes: weft's pick (cost model), weft forced to
-#         NCCL's ring (WEFT_HOST_ALGO=nccl), another build's weft (BASE_BUILD, e.g. main's) and
-#         Open MPI, alternating in one run
+#         NCCL's ring (WEFT_HOST_ALGO=nccl) and to recursive doubling (=doubling), another build's
+#         weft (BASE_BUILD, e.g. main's) and Open MPI, alternating in one run; the model's pick
+#         (weft tune --cpu) beside the measured best
 #   mem   peak resident memory (VmHWM) of each rank of a 4-rank 256 MiB allreduce vs its buffers,
 #         weft, Open MPI and Gloo
 #
 # usage: bench/comm/run.sh [PART...]        (default: init shm net; coll, netcoll, mem and floor only when named)
 # environment: BUILD (build dir, default build), ROUNDS (alternating rounds, default 3),
 #              SIZES (default 4M,16M,64M,256M), INIT_REPS (default 7), KEEP (keep raw output dir),
-#              COLL_SIZES (default 8,64K,1M,16M,64M), COLL_BIG (extra 2-rank allreduce size, default
+#              COLL_SIZES (default 8,64K,1M,16M,64M), COLL_OPS (default allreduce,allgather,
+#              reducescatter,broadcast), COLL_BIG (extra 2-rank allreduce size, default
 #              256M; empty for none), COLL_REPS (timed reps per size, default 3), MEM_SIZE (mem's
 #              allreduce size, default 256M), MEM_RANKS (default 4), NETCOLL_PER_HOST (ranks per
-#              namespace, default 1,2), NETCOLL_SIZES (default COLL_SIZES), NETCOLL_ROUNDS (default 1),
-#              ALGO_SIZES (algo's sizes, default 8,1K,4K,16K), BASE_BUILD (algo's baseline build dir:
+#              namespace, default 1,2), NETCOLL_SIZES (default COLL_SIZES), NETCOLL_OPS (default COLL_OPS), NETCOLL_ROUNDS (default 1),
+#              ALGO_SIZES (algo's sizes, default 8,1K,4K,16K,64K), BASE_BUILD (algo's baseline build dir:
 #              its bench/weft_bench_comm runs with its core/api/libweft.so.0)
 set -u
 
@@ -304,13 +307,25 @@ coll_lookup() {
     END { if (!f) print "-" }' "$1"
 }
 
-# coll_busbw DECIMALS OP N BYTES US: busbw GB/s, allreduce bytes/us * 2(n-1)/n, allgather bytes/us * (n-1)/n.
+# coll_busbw DECIMALS OP N BYTES US: busbw GB/s as nccl-tests: allreduce bytes/us * 2(n-1)/n, allgather
+# and reducescatter bytes/us * (n-1)/n, broadcast bytes/us.
 coll_busbw() {
   awk -v d="$1" -v op="$2" -v n="$3" -v b="$4" -v us="$5" 'BEGIN { if (us == "-") { print "-"; exit }
-    f = (op == "allreduce") ? 2 * (n - 1) / n : (n - 1) / n; printf "%.*f", d, b / us / 1e3 * f }'
+    f = (op == "allreduce") ? 2 * (n - 1) / n : (op == "broadcast") ? 1 : (n - 1) / n; printf "%.*f", d, b / us / 1e3 * f }'
+}
+
+# op_sizes OP N SIZES: SIZES (comma list, K/M/G suffixes) with each size rounded up to what OP on N
+# ranks takes (reducescatter: 4 x N bytes, floats per rank; allgather: N; allreduce: 4), as bytes.
+op_sizes() {
+  local q=1 b out=()
+  case $1 in allreduce) q=4 ;; allgather) q=$2 ;; reducescatter) q=$((4 * $2)) ;; esac
+  for b in $(SIZES=$3 bytes_list); do out+=($(((b + q - 1) / q * q))); done
+  local IFS=,
+  echo "${out[*]}"
 }
 
 COLL_SIZES=${COLL_SIZES:-8,64K,1M,16M,64M}
+COLL_OPS=${COLL_OPS:-allreduce,allgather,reducescatter,broadcast}
 COLL_BIG=${COLL_BIG-256M}
 COLL_REPS=${COLL_REPS:-3}
 
@@ -327,18 +342,20 @@ mpirun_coll() {
 
 part_coll() {
   header "collectives, N processes on one host: weft (shared memory) vs Open MPI (btl self,vader) and Gloo (TCP, lo)"
+  echo " ops: $COLL_OPS"
   local mpi=1 gloo=1
   have_mpi || { mpi=0; echo " (no Open MPI baseline: $MPI_BIN not built or mpirun missing)"; }
   have_gloo || { gloo=0; echo " (no Gloo baseline: $GLOO_BIN not built; apt-get install libgloo-dev, reconfigure)"; }
   : >"$out/coll.txt"
   local op n sizes memcpy
-  for op in allreduce allgather; do
+  for op in ${COLL_OPS//,/ }; do
     for n in 2 4; do
       sizes=$COLL_SIZES memcpy=0
       if [ $op = allreduce ] && [ $n = 2 ]; then
         memcpy=1
         [ -n "$COLL_BIG" ] && sizes=$sizes,$COLL_BIG
       fi
+      sizes=$(op_sizes $op $n "$sizes")
       retry3 timeout 120 "$BIN" coll --op $op --ranks $n --sizes "$sizes" --reps "$COLL_REPS" --memcpy $memcpy \
         --timeout 100 --label weft >>"$out/coll.txt" || echo " weft $op $n ranks failed"
       if [ $mpi = 1 ]; then
@@ -357,24 +374,28 @@ part_coll() {
   busbw() { coll_busbw 2 "$@"; }
   echo " $(mpirun --version 2>/dev/null | head -1), mpirun -np N --mca btl self,vader with MALLOC_MMAP_MAX_=0"
   echo " MALLOC_TRIM_THRESHOLD_=68719476736; Gloo $(dpkg-query -W -f='${Version}' libgloo-dev 2>/dev/null) (Debian libgloo-dev),"
-  echo " N forked ranks, TCP transport on lo, FileStore rendezvous, a fresh context per algorithm: Gloo = gloo::allreduce"
-  echo " or gloo::allgather (default algorithm, separate buffers), ring = AllreduceRing (in place) or AllgatherRing,"
-  echo " HD = AllreduceHalvingDoubling (in place). nccl-tests' method on all sides: buffers malloc'd and touched once"
+  echo " N forked ranks, TCP transport on lo, FileStore rendezvous, a fresh context per algorithm: Gloo = gloo::allreduce,"
+  echo " gloo::allgather or gloo::broadcast (default algorithm, separate buffers), ring = AllreduceRing (in place) or"
+  echo " AllgatherRing, HD = AllreduceHalvingDoubling or ReduceScatterHalvingDoubling (in place; Gloo's only reduce-"
+  echo " scatter). MPI: MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast (root 0)."
+  echo " nccl-tests' method on all sides: buffers malloc'd and touched once"
   echo " per size, max(2, iters/5) warm-up calls, then $COLL_REPS timed reps of iters = clamp(128 MiB / size, 5, 1000) calls"
   echo " between barriers (Gloo: iters cut to about 1 s per rep, at least 5); us = time per call, max over ranks, median"
-  echo " of the reps; size = allreduce's buffer (float sum) or allgather's whole output (bytes); busbw: allreduce"
-  echo " algbw*2(n-1)/n, allgather algbw*(n-1)/n; best = the baseline with the highest busbw; ratio: busbw weft/best"
+  echo " of the reps; size = the whole buffer as nccl-tests: allreduce's (float sum), allgather's output (bytes),"
+  echo " reducescatter's input (float sum), broadcast's (bytes, root 0); sizes rounded up to a multiple of what the"
+  echo " op takes (reducescatter 8 B on 4 ranks: 16 B); busbw: allreduce algbw*2(n-1)/n, allgather and reducescatter"
+  echo " algbw*(n-1)/n, broadcast algbw; best = the baseline with the highest busbw; ratio: busbw weft/best"
   echo " (8 B: latency MPI/weft); memcpy: single-thread memcpy of the size, GB/s"
   echo
-  local fmtline=" %-9s %5s %8s %10s %10s %10s %10s %10s %7s %7s %-6s %6s %-11s %-4s %7s\n"
+  local fmtline=" %-13s %5s %8s %10s %10s %10s %10s %10s %7s %7s %-6s %6s %-11s %-4s %7s\n"
   # shellcheck disable=SC2059
   printf "$fmtline" op ranks size "weft us" "MPI us" "Gloo us" "ring us" "HD us" "weft bw" "best bw" "(of)" ratio target "" memcpy
   local b wu mu gu ru hu wb bb bi rt tgt ok mc
-  for op in allreduce allgather; do
+  for op in ${COLL_OPS//,/ }; do
     for n in 2 4; do
       sizes=$COLL_SIZES
       [ $op = allreduce ] && [ $n = 2 ] && [ -n "$COLL_BIG" ] && sizes=$sizes,$COLL_BIG
-      for b in $(SIZES=$sizes bytes_list); do
+      for b in $(SIZES=$(op_sizes $op $n "$sizes") bytes_list); do
         wu=$(cl weft $op $n "$b")
         mu=$(cl mpi $op $n "$b")
         gu=$(cl gloo $op $n "$b")
@@ -410,6 +431,7 @@ part_coll() {
 NETCOLL_PER_HOST=${NETCOLL_PER_HOST:-1,2}
 NETCOLL_SIZES=${NETCOLL_SIZES:-$COLL_SIZES}
 NETCOLL_ROUNDS=${NETCOLL_ROUNDS:-1}
+NETCOLL_OPS=${NETCOLL_OPS:-$COLL_OPS}
 netcoll_port=29530
 
 # weft_netcoll_once PER_HOST ARGS...: one weft job of 2 x PER_HOST ranks, ranks 0..PER_HOST-1 in
@@ -499,8 +521,9 @@ part_netcoll() {
   : >"$out/netcoll.veth"
   local op per r sizes=$NETCOLL_SIZES before
   for r in $(seq 1 "$NETCOLL_ROUNDS"); do
-    for op in allreduce allgather; do
+    for op in ${NETCOLL_OPS//,/ }; do
       for per in ${NETCOLL_PER_HOST//,/ }; do
+        sizes=$(op_sizes $op $((per * 2)) "$NETCOLL_SIZES")
         before=$(veth_bytes)
         retry3 weft_netcoll_once "$per" --op $op --sizes "$sizes" --reps "$COLL_REPS" --label weft >>"$out/netcoll.txt" ||
           echo " weft $op $per per host failed"
@@ -525,15 +548,17 @@ part_netcoll() {
   echo " ranks outnumber the $(nproc) CPUs (as mpirun sets itself on one oversubscribed node), MALLOC_MMAP_MAX_=0"
   echo " MALLOC_TRIM_THRESHOLD_=68719476736${NETCOLL_MPI_ARGS:+, $NETCOLL_MPI_ARGS}; nccl-tests' method on both sides"
   echo " as in coll: $COLL_REPS timed reps of clamp(128 MiB / size, 5, 1000) calls, us = per call, max over ranks,"
-  echo " median of reps x $NETCOLL_ROUNDS round(s); busbw: allreduce algbw*2(n-1)/n, allgather algbw*(n-1)/n"
+  echo " median of reps x $NETCOLL_ROUNDS round(s); sizes and busbw as in coll (allreduce algbw*2(n-1)/n,"
+  echo " allgather and reducescatter algbw*(n-1)/n, broadcast algbw)"
   echo
-  local fmtline=" %-9s %5s %8s %10s %10s %9s %9s %6s %-11s %-4s %10s %10s\n"
+  local fmtline=" %-13s %5s %8s %10s %10s %9s %9s %6s %-11s %-4s %10s %10s\n"
   # shellcheck disable=SC2059
   printf "$fmtline" op ranks size "weft us" "MPI us" "weft bw" "MPI bw" ratio target "" "weft veth" "MPI veth"
   local b wu mu wb mb rt tgt ok n wv mv
-  for op in allreduce allgather; do
+  for op in ${NETCOLL_OPS//,/ }; do
     for per in ${NETCOLL_PER_HOST//,/ }; do
       n=$((per * 2))
+      sizes=$(op_sizes $op $n "$NETCOLL_SIZES")
       wv=$(awk -v o=$op -v p="$per" '$1 == "weft" && $2 == o && $3 == p { s += $5 - $4 } END { printf "%.0f MiB", s / 1048576 }' "$out/netcoll.veth")
       mv=$(awk -v o=$op -v p="$per" '$1 == "mpi" && $2 == o && $3 == p { s += $5 - $4 } END { printf "%.0f MiB", s / 1048576 }' "$out/netcoll.veth")
       for b in $(SIZES=$sizes bytes_list); do
@@ -656,9 +681,10 @@ part_floor() {
 # buffers on CPU endpoints), weft with WEFT_HOST_ALGO=nccl (NCCL's ring, as before issue 31), the
 # weft of BASE_BUILD (main's build, when given) and Open MPI, each run ROUNDS times alternating.
 part_algo() {
-  local sizes=${ALGO_SIZES:-8,1K,4K,16K}
+  local sizes=${ALGO_SIZES:-8,1K,4K,16K,64K}
   local base=${BASE_BUILD:+$BASE_BUILD/bench/weft_bench_comm}
-  header "small allreduce by algorithm: weft (model's pick), weft ring (WEFT_HOST_ALGO=nccl), main, Open MPI"
+  local tool=$BUILD/tools/weft/weft
+  header "small allreduce by algorithm: weft (model's pick), ring (WEFT_HOST_ALGO=nccl), recursive doubling (=doubling), main, Open MPI"
   : >"$out/algo.txt"
   local n r
   for n in 2 4; do
@@ -667,6 +693,8 @@ part_algo() {
         --label weft >>"$out/algo.txt" || echo " weft allreduce $n ranks failed"
       WEFT_HOST_ALGO=nccl retry3 timeout 120 "$BIN" coll --op allreduce --ranks $n --sizes "$sizes" --reps "$COLL_REPS" \
         --timeout 100 --label ring >>"$out/algo.txt" || echo " weft ring allreduce $n ranks failed"
+      WEFT_HOST_ALGO=doubling retry3 timeout 120 "$BIN" coll --op allreduce --ranks $n --sizes "$sizes" --reps "$COLL_REPS" \
+        --timeout 100 --label dbl >>"$out/algo.txt" || echo " weft doubling allreduce $n ranks failed"
       if [ -n "$base" ] && [ -x "$base" ]; then
         LD_LIBRARY_PATH="$BASE_BUILD/core/api${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" retry3 timeout 120 "$base" coll --op allreduce --ranks $n --sizes "$sizes" --reps "$COLL_REPS" --timeout 100 \
           --label main >>"$out/algo.txt" || echo " main allreduce $n ranks failed"
@@ -682,20 +710,29 @@ part_algo() {
       if (f["test"] == "coll" && f["ranks"] == n && f["bytes"] == b && f["impl"] == impl) v[++c] = f["us"] + 0 }
     END { if (!c) { print "-"; exit } for (i = 2; i <= c; i++) { x = v[i]; j = i - 1; while (j >= 1 && v[j] > x) { v[j + 1] = v[j]; j-- } v[j + 1] = x }
       printf "%.3f\n", (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2 }' "$out/algo.txt"; }
-  echo " medians of ROUNDS x COLL_REPS reps ($ROUNDS x $COLL_REPS), us per allreduce; ratio = MPI / x"
+  echo " medians of ROUNDS x COLL_REPS reps ($ROUNDS x $COLL_REPS), us per allreduce; ratio = MPI / x."
+  echo " pick: the model's choice (weft tune --cpu, the communicator's rule); best: the faster of ring and dbl;"
+  echo " pick/best: the picked algorithm's time over the best's (target <= 1.10; a miss is a bug in the model)"
   echo
-  printf " %5s  %8s  %8s  %8s  %8s  %8s  %9s  %9s  %9s\n" ranks bytes "weft us" "ring us" "main us" "MPI us" \
-    "MPI/weft" "MPI/ring" "MPI/main"
-  local b w g m o
+  printf " %5s  %8s  %8s  %8s  %8s  %8s  %8s  %9s  %9s  %-6s %-5s %9s\n" ranks bytes "weft us" "ring us" "dbl us" "main us" \
+    "MPI us" "MPI/weft" "MPI/ring" pick best pick/best
+  local b w g d m o pk bst pr
   for n in 2 4; do
     for b in $(awk '/^RESULT / && /impl=weft/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
         if (f["ranks"] == '"$n"') print f["bytes"] }' "$out/algo.txt" | sort -n -u); do
       w=$(med $n "$b" weft)
       g=$(med $n "$b" ring)
+      d=$(med $n "$b" dbl)
       m=$(med $n "$b" main)
       o=$(med $n "$b" mpi)
-      printf " %5s  %8s  %8s  %8s  %8s  %8s  %9s  %9s  %9s\n" $n "$b" "$w" "$g" "$m" "$o" "$(ratio "$o" "$w")" \
-        "$(ratio "$o" "$g")" "$(ratio "$o" "$m")"
+      pk=$("$tool" tune --cpu --ranks $n --coll allreduce --sizes "$b" --format json 2>/dev/null |
+        sed -n 's/.*"algo":"\([A-Za-z]*\)".*/\1/p')
+      case $pk in RecursiveDoubling) pk=dbl ;; Ring) pk=ring ;; "") pk=- ;; esac
+      bst=$(awk -v g="$g" -v d="$d" 'BEGIN { if (g == "-" || d == "-") print "-"; else print (d + 0 < g + 0) ? "dbl" : "ring" }')
+      pr=$(awk -v g="$g" -v d="$d" -v p="$pk" 'BEGIN { if (g == "-" || d == "-" || p == "-") { print "-"; exit }
+        t = (p == "dbl") ? d : g; b = (d + 0 < g + 0) ? d : g; printf "%.2f", t / b }')
+      printf " %5s  %8s  %8s  %8s  %8s  %8s  %8s  %9s  %9s  %-6s %-5s %9s\n" $n "$b" "$w" "$g" "$d" "$m" "$o" \
+        "$(ratio "$o" "$w")" "$(ratio "$o" "$g")" "$pk" "$bst" "$pr"
     done
   done
 }

@@ -49,8 +49,21 @@ struct Buffer {
 };
 
 // busbw as nccl-tests: allreduce algbw * 2(n-1)/n, allgather algbw * (n-1)/n.
+// nccl-tests' bus bandwidth factors (allgather and reducescatter: (n-1)/n of the whole buffer).
 inline double busFactor(const std::string& op, int n) {
+  if (op == "broadcast") return 1.0;
   return op == "allreduce" ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
+}
+
+// The float ops (sum): allreduce and reducescatter. size = the whole buffer (allreduce's, allgather's
+// output, reducescatter's input, broadcast's), as nccl-tests' size.
+inline bool floatOp(const std::string& op) { return op == "allreduce" || op == "reducescatter"; }
+// The ops whose buffer is cut in one part per rank: allgather (output), reducescatter (input).
+inline bool perRankOp(const std::string& op) { return op == "allgather" || op == "reducescatter"; }
+// What a size must be a multiple of for `op` on n ranks.
+inline size_t sizeQuantum(const std::string& op, int n) {
+  size_t q = floatOp(op) ? sizeof(float) : 1;
+  return perRankOp(op) ? q * static_cast<size_t>(n) : q;
 }
 
 }  // namespace weft::bench::comm
