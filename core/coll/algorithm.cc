@@ -93,16 +93,17 @@ Result<AlgoChoice> chooseAlgorithm(const char* what, runtime::Comm& comm, Coll c
     // WEFT_HOST_ALGO and NCCL_ALGO read once: this is on the path of every small allreduce.
     if (comm.hostDoubling < 0) comm.hostDoubling = static_cast<int>(hostDoublingMode(comm.settings));
     const auto mode = comm.hostTuner ? HostDoubling::kNever : static_cast<HostDoubling>(comm.hostDoubling);
-    const HostPick pick = hostPick(coll, bytes, comm.nranks, comm.nNodes, ring, tree, mode);
+    const HostPick pick = hostPick(coll, bytes, comm.nranks, comm.nNodes, ring, tree, mode, comm.oversubscribed);
     AlgoChoice out;
     out.algo = pick.algo;
     if (comm.hostTuner) return hostTunerChoice(what, comm, coll, bytes, ring, tree, out.algo);
     out.doubling = pick.doubling;
     if (pick.modeled && comm.rank == 0) {
       WEFT_INFO(log::kTuning,
-                "AllReduce: %zu Bytes on %d ranks, %d hosts: CPU cost model Ring %.2f us, Tree %.2f us, "
+                "AllReduce: %zu Bytes on %d ranks, %d hosts%s: CPU cost model Ring %.2f us, Tree %.2f us, "
                 "RecursiveDoubling %.2f us (WEFT_HOST_ALGO=%s) -> %s",
-                bytes, comm.nranks, comm.nNodes, pick.times.ring, pick.times.tree, pick.times.doubling,
+                bytes, comm.nranks, comm.nNodes, comm.oversubscribed ? " (oversubscribed)" : "", pick.times.ring,
+                pick.times.tree, pick.times.doubling,
                 mode == HostDoubling::kAlways ? "doubling" : "auto",
                 pick.doubling ? "RecursiveDoubling" : config::algoName(pick.algo));
     }

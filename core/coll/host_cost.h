@@ -21,9 +21,11 @@ namespace weft::coll {
 // pipeline the whole B. The constants are shared memory's, fitted to bench/comm on the
 // development host (2 cores; bench/README.md "Host algorithms"), or the network's (nNodes > 1,
 // every step then counted as crossing it; guesses), not calibrated per host yet. Every rank must
-// decide the same, so the model sees only what every rank shares (sizes, nranks, nNodes), not
-// this process's CPUs: where the ranks outnumber the CPUs a step costs far more (a context
-// switch) and the true crossover is higher than the model's.
+// decide the same, so the model sees only what every rank shares (sizes, nranks, nNodes, and
+// whether some host's ranks outnumber the CPUs they may run on together: Comm::oversubscribed,
+// from every rank's affinity mask), not this process's CPUs. Oversubscribed, a step waits for the
+// peer to be scheduled (a context switch) and shared memory takes other constants, fitted to 3
+// and 4 ranks on 2 CPUs.
 // Across hosts doubling is considered only up to kDoublingAcrossHostsMaxBytes, where latency
 // dominates whatever the constants.
 inline constexpr size_t kDoublingAcrossHostsMaxBytes = size_t{64} << 10;
@@ -33,13 +35,13 @@ struct HostCost {
   double betaUsPerByte;   // per byte sent (copied into a slot and out of it)
   double gammaUsPerByte;  // per byte reduced
 };
-HostCost hostCost(int nNodes);
+HostCost hostCost(int nNodes, bool oversubscribed = false);
 
 struct HostAllReduceTimes {
   double ring = 0, tree = -1, doubling = 0;  // microseconds; tree -1 where it does not apply (one host)
 };
 // The model's times for an AllReduce of `bytes` over `nranks` ranks on `nNodes` hosts.
-HostAllReduceTimes hostAllReduceTimes(size_t bytes, int nranks, int nNodes);
+HostAllReduceTimes hostAllReduceTimes(size_t bytes, int nranks, int nNodes, bool oversubscribed = false);
 
 // Tree allreduce below this many bytes when the communicator spans hosts: one tree step (512 KiB)
 // or less per operation, where the tree's 2·depth hops beat the ring's 2(n−1) and its halved
@@ -64,6 +66,7 @@ struct HostPick {
   bool modeled = false;   // the cost model was asked (AllReduce, mode not kNever): times are set
   HostAllReduceTimes times;
 };
-HostPick hostPick(Coll coll, size_t bytes, int nranks, int nNodes, bool ring, bool tree, HostDoubling mode);
+HostPick hostPick(Coll coll, size_t bytes, int nranks, int nNodes, bool ring, bool tree, HostDoubling mode,
+                  bool oversubscribed = false);
 
 }  // namespace weft::coll

@@ -1,9 +1,11 @@
 #include "core/runtime/comm.h"
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <thread>
 
@@ -341,6 +343,14 @@ Status exchangePeers(Comm& c, const SockAddr& local, const Deadline& dl) {
   me.hostHash = topo::hostHash(c.settings.isSet("NCCL_HOSTID") ? &hostId : nullptr);
   struct stat st{};
   if (stat("/dev/shm", &st) == 0) me.shmDev = static_cast<uint64_t>(st.st_dev);
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+    for (int cpu = 0; cpu < 1024 && cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &cpus)) me.cpuMask[cpu / 64] |= uint64_t{1} << (cpu % 64);
+  } else {
+    me.cpuMask[0] = 1;  // unknown: one CPU
+  }
   if (c.mode == DeviceMode::kEmulated) me.topoHash = topo::ncclStringHash(c.settings.string("NCCL_TOPO_FILE"));
   WEFT_ASSIGN_OR_RETURN(BellSegment bell, BellSegment::create());
   std::snprintf(me.bellName, sizeof(me.bellName), "%s", bell.name().c_str());
@@ -380,6 +390,18 @@ void placeRanks(Comm& c) {
   }
   c.localRanks = onNode[static_cast<size_t>(c.node)];
   c.dev = c.peers[static_cast<size_t>(c.rank)].dev;
+  // Oversubscribed: some host's ranks outnumber the CPUs they may use together.
+  std::vector<std::array<uint64_t, 16>> masks(hosts.size(), std::array<uint64_t, 16>{});
+  for (int r = 0; r < c.nranks; ++r) {
+    const PeerInfo& p = c.peers[static_cast<size_t>(r)];
+    for (size_t w = 0; w < 16; ++w) masks[static_cast<size_t>(c.rankNode[static_cast<size_t>(r)])][w] |= p.cpuMask[w];
+  }
+  c.oversubscribed = false;
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    int cpus = 0;
+    for (uint64_t word : masks[h]) cpus += __builtin_popcountll(word);
+    c.oversubscribed = c.oversubscribed || onNode[h] > std::max(cpus, 1);
+  }
 }
 
 Status mapBells(Comm& c, const Deadline& dl) {

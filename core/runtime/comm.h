@@ -37,6 +37,9 @@ struct PeerInfo {
   uint64_t topoHash = 0; // hash of the topology file's path and size (emulated mode)
   char bellName[64] = {};
   SockAddr statusAddr;   // this process's status service (`weft status` asks every rank there)
+  // The CPUs this process may run on (its affinity mask, CPUs 0-1023): a host's ranks together
+  // may use the union of theirs (placeRanks: oversubscribed).
+  uint64_t cpuMask[16] = {};
 };
 
 // NCCL's tuning of an emulated communicator (NCCL_TOPO_FILE): the model's inputs and tables, as
@@ -74,6 +77,9 @@ class Comm {
   int nNodes = 1;
   int localRank = 0;
   int localRanks = 1;
+  // Some host has more ranks than CPUs they may run on together (the union of their affinity
+  // masks): a step there costs a context switch. Every rank computes the same from the exchange.
+  bool oversubscribed = false;
   uint64_t commHash = 0;
   CommOptions options;
   config::Settings settings;

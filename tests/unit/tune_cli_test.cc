@@ -280,9 +280,9 @@ std::vector<std::string> cpuRow(const std::string& out, const std::string& coll,
 }
 
 TEST(TuneCli, CpuShowsTheHostModelAndWhatTheCommunicatorRuns) {
-  Outcome o = run(cpuTool("--ranks 4 --coll allreduce,allgather --sizes 8,1M"));
+  Outcome o = run(cpuTool("--ranks 4 --cpus 8 --coll allreduce,allgather --sizes 8,1M"));
   ASSERT_EQ(o.rc, 0) << o.out;
-  EXPECT_NE(o.out.find("4 ranks on 1 host;"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("4 ranks on 1 host of 8 CPUs;"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("WEFT_HOST_ALGO=auto, NCCL_ALGO=(unset)"), std::string::npos) << o.out;
   const coll::HostAllReduceTimes small = coll::hostAllReduceTimes(8, 4, 1);
   std::vector<std::string> r = cpuRow(o.out, "AllReduce", 8);
@@ -294,17 +294,28 @@ TEST(TuneCli, CpuShowsTheHostModelAndWhatTheCommunicatorRuns) {
   EXPECT_EQ(cpuRow(o.out, "AllReduce", 1 << 20).back(), "Ring") << o.out;
   EXPECT_EQ(cpuRow(o.out, "AllGather", 8), (std::vector<std::string>{"-", "-", "-", "Ring"})) << o.out;
 
+  // More ranks than CPUs on a host: the oversubscribed constants, doubling much further up.
+  Outcome over = run(cpuTool("--ranks 4 --cpus 2 --coll allreduce --sizes 64K"));
+  ASSERT_EQ(over.rc, 0) << over.out;
+  EXPECT_NE(over.out.find("4 ranks on 1 host of 2 CPUs (oversubscribed)"), std::string::npos) << over.out;
+  const coll::HostAllReduceTimes packed = coll::hostAllReduceTimes(64 << 10, 4, 1, true);
+  EXPECT_EQ(cpuRow(over.out, "AllReduce", 64 << 10),
+            (std::vector<std::string>{strprintf("%.3f", packed.ring), "-", strprintf("%.3f", packed.doubling),
+                                      "RecursiveDoubling"}))
+      << over.out;
+  EXPECT_EQ(cpuRow(o.out, "AllReduce", 1 << 20).back(), "Ring");
+
   // Across hosts: the size rule's Tree below 512 KiB where doubling is not considered (>64 KiB).
-  Outcome hosts = run(cpuTool("--ranks 4 --nodes 2 --coll allreduce --sizes 128K --format json"));
+  Outcome hosts = run(cpuTool("--ranks 4 --nodes 2 --cpus 8 --coll allreduce --sizes 128K --format json"));
   ASSERT_EQ(hosts.rc, 0) << hosts.out;
   EXPECT_NE(hosts.out.find("\"nNodes\":2"), std::string::npos) << hosts.out;
   EXPECT_NE(hosts.out.find("\"bytes\":131072,\"algo\":\"Tree\""), std::string::npos) << hosts.out;
 
   // NCCL_ALGO set: NCCL's algorithms only, no model; WEFT_HOST_ALGO=doubling: always doubling.
-  Outcome ring = run(cpuTool("--ranks 4 --coll allreduce --sizes 8", "NCCL_ALGO=Ring "));
+  Outcome ring = run(cpuTool("--ranks 4 --cpus 8 --coll allreduce --sizes 8", "NCCL_ALGO=Ring "));
   ASSERT_EQ(ring.rc, 0) << ring.out;
   EXPECT_EQ(cpuRow(ring.out, "AllReduce", 8), (std::vector<std::string>{"-", "-", "-", "Ring"})) << ring.out;
-  Outcome always = run(cpuTool("--ranks 4 --coll allreduce --sizes 1M", "WEFT_HOST_ALGO=doubling "));
+  Outcome always = run(cpuTool("--ranks 4 --cpus 8 --coll allreduce --sizes 1M", "WEFT_HOST_ALGO=doubling "));
   ASSERT_EQ(always.rc, 0) << always.out;
   EXPECT_EQ(cpuRow(always.out, "AllReduce", 1 << 20).back(), "RecursiveDoubling") << always.out;
   // Nothing left to run: said on the row, as a communicator's call would fail.

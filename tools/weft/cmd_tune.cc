@@ -1,5 +1,8 @@
 // `weft tune`: the algorithm, protocol, channels and threads NCCL 2.28.9 would use for each
 // collective and size on N identical nodes, offline, with NCCL's own tuning log lines.
+#include <sched.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -25,6 +28,7 @@ struct TuneArgs {
   int nodes = 1;
   bool cpu = false;
   int ranks = 2;
+  int cpus = 0;  // --cpu: CPUs per host (0: the CPUs this process may run on)
   std::string colls = "all";
   std::string sizes = "8:1G";
   std::string format = "text";
@@ -120,7 +124,15 @@ int runTuneCpu(const TuneArgs& a) {
   const config::Settings settings = config::Settings::fromEnvironment();
   const config::Selection algos = settings.algorithms();
   const coll::HostDoubling mode = coll::hostDoublingMode(settings);
-  const coll::HostCost cost = coll::hostCost(a.nodes);
+  int cpus = a.cpus;
+  if (cpus <= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
+  }
+  const int perHost = (a.ranks + a.nodes - 1) / a.nodes;  // the most ranks on one host
+  const bool over = perHost > cpus;
+  const coll::HostCost cost = coll::hostCost(a.nodes, over);
   const bool tuner = settings.isSet("NCCL_TUNER_PLUGIN") && settings.string("NCCL_TUNER_PLUGIN") != "none";
   const char* modeName = mode == coll::HostDoubling::kAlways ? "doubling" : mode == coll::HostDoubling::kAuto ? "auto" : "nccl";
   struct Row {
@@ -134,11 +146,13 @@ int runTuneCpu(const TuneArgs& a) {
     const auto func = static_cast<config::Func>(f);  // tune::Func and config::Func are both ncclFunc_t
     const bool ring = algos.allows(func, static_cast<int>(config::Algo::kRing));
     const bool tree = c == coll::Coll::kAllReduce && algos.allows(func, static_cast<int>(config::Algo::kTree));
-    for (size_t bytes : request->sizes) rows.push_back({f, bytes, coll::hostPick(c, bytes, a.ranks, a.nodes, ring, tree, mode)});
+    for (size_t bytes : request->sizes)
+      rows.push_back({f, bytes, coll::hostPick(c, bytes, a.ranks, a.nodes, ring, tree, mode, over)});
   }
   if (json) {
     JsonWriter w;
     w.beginObject().field("weft", WEFT_VERSION_STRING).field("cpu", true).field("nRanks", a.ranks).field("nNodes", a.nodes);
+    w.field("cpusPerHost", cpus).field("oversubscribed", over);
     w.field("hostAlgo", modeName).field("ncclAlgo", settings.string("NCCL_ALGO"));
     w.key("model").beginObject().field("alphaUs", cost.alphaUs).field("betaNsPerByte", cost.betaUsPerByte * 1e3);
     w.field("gammaNsPerByte", cost.gammaUsPerByte * 1e3).endObject();
@@ -163,10 +177,12 @@ int runTuneCpu(const TuneArgs& a) {
     std::printf("%s\n", w.str().c_str());
     return kExitOk;
   }
-  std::printf("# CPU endpoints (no GPU): %d ranks on %d host%s; what weft's host path runs for one float32 sum\n", a.ranks,
-              a.nodes, a.nodes == 1 ? "" : "s");
+  std::printf("# CPU endpoints (no GPU): %d ranks on %d host%s of %d CPUs%s; what weft's host path runs for one float32 "
+              "sum\n",
+              a.ranks, a.nodes, a.nodes == 1 ? "" : "s", cpus, over ? " (oversubscribed)" : "");
   std::printf("# host cost model (AllReduce): time = steps x alpha + bytes sent x beta + bytes reduced x gamma;\n");
-  std::printf("#   %s: alpha %.2f us, beta %.4f ns/B, gamma %.4f ns/B%s\n", a.nodes > 1 ? "network (socket plugin)" : "shared memory",
+  std::printf("#   %s: alpha %.2f us, beta %.4f ns/B, gamma %.4f ns/B%s\n",
+              a.nodes > 1 ? "network (socket plugin)" : over ? "shared memory, more ranks than CPUs" : "shared memory",
               cost.alphaUs, cost.betaUsPerByte * 1e3, cost.gammaUsPerByte * 1e3,
               a.nodes > 1 ? " (guesses, not measured)" : " (fitted on a 2-core VM)");
   std::printf("# WEFT_HOST_ALGO=%s, NCCL_ALGO=%s%s\n", modeName,
@@ -220,7 +236,9 @@ void addTuneCommand(CLI::App& app) {
       "across hosts), and for AllReduce recursive doubling where weft's host cost model finds it\n"
       "faster (WEFT_HOST_ALGO=auto|doubling|nccl; NCCL_ALGO set: NCCL's algorithms only). Prints the\n"
       "model's times per algorithm and what runs, by the rule the communicator applies; rank 0 logs\n"
-      "the same with NCCL_DEBUG_SUBSYS=TUNING. A tuner plugin is not consulted here.\n\n"
+      "the same with NCCL_DEBUG_SUBSYS=TUNING. A host with more ranks than CPUs (--cpus, default this\n"
+      "process's) is oversubscribed: a step then costs a context switch. A tuner plugin is not\n"
+      "consulted here.\n\n"
       "Examples:\n"
       "  weft tune examples/topologies/hgx-h100-8gpu.xml --nodes 2\n"
       "  weft tune --cpu --ranks 4 --coll allreduce --sizes 8:1M\n"
@@ -232,6 +250,9 @@ void addTuneCommand(CLI::App& app) {
   cmd->add_flag("--cpu", args.cpu,
                 "CPU endpoints (no GPU, no TOPO): weft's host algorithms and its host cost model instead of NCCL's");
   cmd->add_option("--ranks,-r", args.ranks, "--cpu: ranks in all")->default_val(2);
+  cmd->add_option("--cpus", args.cpus,
+                  "--cpu: CPUs per host the ranks may run on (default: this process's); more ranks on a host "
+                  "than that is oversubscribed, with its own constants");
   cmd->add_option("--coll", args.colls, "collectives: allreduce,allgather,reducescatter,broadcast,reduce or all")
       ->default_val("all");
   cmd->add_option("--sizes", args.sizes, "sizes in bytes: MIN:MAX (powers of two) or a comma list (8,64K,1M)")
