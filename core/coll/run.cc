@@ -54,12 +54,15 @@ struct ChannelRun {
   // recvs[i]; and whether postAhead posted the receive of a signature step of its own.
   uint32_t sigSent = 0, sigTaken = 0;
   bool sigPosted = false;
+  // Bit i: the step peeked on recvs[i] is the first data step with the signature at its end, not
+  // released yet (a step whose sends had no free slot is peeked again at the next pass).
+  uint32_t sigInline = 0;
   // Bit i: sends[i] / recvs[i] carry a tag on every step instead (carriesSignature, fixed at plan).
   uint32_t sendsTagged = 0, recvsTagged = 0;
   void rewind() {
     step = done = postStep = postDone = 0;
     postedChunks = takenChunks = 0;
-    sigSent = sigTaken = 0;
+    sigSent = sigTaken = sigInline = 0;
     sigPosted = false;
   }
 };
@@ -180,6 +183,9 @@ class Runner {
         } else {
           bool last = false;
           WEFT_ASSIGN_OR_RETURN(rslots[i], rconns.at[i]->peek(&bytes, &last, static_cast<int>(std::min<size_t>(left, runtime::kSteps))));
+          // The first data step, its signature checked at an earlier pass, peeked again.
+          if (rslots[i] != nullptr && (ch.sigInline >> c & 1) != 0 && bytes >= sizeof(CollSignature))
+            bytes -= sizeof(CollSignature);
         }
         if (rslots[i] == nullptr) return moved;
         if (tag_ != 0 && (ch.recvsTagged >> c & 1) != 0 && ch.recvs[c]->peekedTag() != tag_) return tagMismatch(ch, c);
@@ -207,7 +213,10 @@ class Runner {
         if (sigStepOut(ch, c)) WEFT_TRY(sendSigned(ch, c, sslots[i], sent.data, m * elt_));
         else WEFT_TRY(send(*sconns.at[i], sslots[i], sent, m * elt_));
       }
-      for (size_t i = 0; i < nr; ++i) WEFT_TRY(rconns.at[i]->release());
+      for (size_t i = 0; i < nr; ++i) {
+        WEFT_TRY(rconns.at[i]->release());
+        ch.sigInline &= ~(1u << connIndex(s, i));
+      }
       if (nr > 0) ++ch.takenChunks;
       moved = true;
       ch.done += m;
@@ -254,6 +263,7 @@ class Runner {
       ch.sigTaken |= 1u << i;
       if (*bytes > sizeof(CollSignature)) {
         *bytes -= sizeof(CollSignature);
+        ch.sigInline |= 1u << i;
         return p;
       }
       WEFT_TRY(recv.release());

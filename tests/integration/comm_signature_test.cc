@@ -189,6 +189,32 @@ void matchingCallsPass(const std::map<std::string, std::string>& env) {
   EXPECT_EQ(failures(out), "");
 }
 
+// 4 ranks on 2 hosts (NCCL_HOSTID), small broadcasts from rank 0 along the ring 0 -> 1 -> 2 -> 3,
+// rank 3 late: rank 2 receives over the socket plugin (the signature at the end of each call's
+// first data step) while its slots toward rank 3 are full, so it peeks a step it cannot pass on
+// yet and peeks it again later. The second look must still leave the signature out (it once took
+// "a step of 48 bytes ... where 8 were expected" for a mismatch: bench/comm netcoll broadcast).
+TEST(CommSignature, SmallBroadcastsAcrossHostsPastALateRankKeepTheirSignature) {
+  JobSpec spec;
+  spec.nranks = 4;
+  spec.deadline = std::chrono::seconds(60);
+  spec.env[-1] = {{"NCCL_SOCKET_IFNAME", "lo"}, {"NCCL_NET", "Socket"}};
+  for (int r = 0; r < 4; ++r) spec.env[r]["NCCL_HOSTID"] = r < 2 ? "sig-hostA" : "sig-hostB";
+  auto out = runJob(spec, [](int rank, const weft_unique_id_t& id) {
+    weft_comm_t* comm = nullptr;
+    RANK_OK(weft_comm_init_rank(&comm, 4, id, rank));
+    if (rank == 3) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (int i = 0; i < 64; ++i) {
+      int64_t v = rank == 0 ? 1000 + i : -1;
+      RANK_OK(weft_broadcast(&v, &v, 1, weftInt64, 0, comm, nullptr));
+      RANK_CHECK(v == 1000 + i, "rank %d: broadcast %d gave %lld", rank, i, static_cast<long long>(v));
+    }
+    return closeComm(comm);
+  });
+  EXPECT_EQ(failures(out), "");
+  expectNoLeftovers(out);
+}
+
 // 2 ranks, 4 B and 1 MiB allreduces in turn over the socket plugin: the small calls' signatures
 // ride on their first data step, the large ones' come as steps of their own into receives the
 // runner posts itself; no receive may be left over from one call for the next.
